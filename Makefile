@@ -1,0 +1,66 @@
+# Battlement: `make run` and `make test` set everything up on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.battlement-setup
+# Debian packages the tests and the bridge use: binary -> package.
+DEB_NEEDS := mosquitto:mosquitto socat:socat chromium:chromium espeak-ng:espeak-ng sox:sox
+
+# Flash parameters (see docs/flashing.md).
+BOARD ?=
+PORT ?=
+ID ?=
+DRYRUN ?=
+
+.PHONY: setup debs run test bench lint flash clean help
+
+help:
+	@echo "make run    - set up if needed, run the bridge with a simulated table, serve the page"
+	@echo "make test   - set up if needed, run every test"
+	@echo "make bench  - benchmarks, each figure beside a baseline measured in the same run"
+	@echo "make lint   - ruff + mypy (host, and firmware against board stubs)"
+	@echo "make flash BOARD=<profile> PORT=<serial port> ID=<board id> [DRYRUN=1]"
+
+setup: $(STAMP) debs
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "setup: installing Python packages into $(VENV) (first time takes a minute)"
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+# Install missing Debian packages when we can (root or passwordless sudo); otherwise say what to do.
+debs:
+	@missing=""; for pair in $(DEB_NEEDS); do bin=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=none; fi; \
+	  if [ "$$SUDO" = none ]; then \
+	    echo "setup: missing Debian packages:$$missing"; \
+	    echo "setup: install them with: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	  echo "setup: installing Debian packages:$$missing"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+run: setup
+	$(BIN)/battlement run --simulate
+
+test: setup
+	$(BIN)/pytest -n 2 -q
+
+bench: setup
+	$(PY) tests/bench/run.py
+
+lint: setup
+	$(BIN)/ruff check host shared_rules tests
+	$(BIN)/mypy host/battlement
+
+flash: setup
+	$(BIN)/battlement flash --board "$(BOARD)" --port "$(PORT)" --id "$(ID)" $(if $(DRYRUN),--dry-run,)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,59 @@
+"""The `battlement` command: one entry point, one subcommand per module.
+
+Each module listed in COMMAND_MODULES defines register(subparsers), which adds
+its subcommand(s) and sets `func` on the parser (func(args) -> exit code).
+"""
+
+import argparse
+import importlib
+import sys
+
+from battlement.errors import UserError
+
+COMMAND_MODULES = (
+    "battlement.rulescli",  # games, playout, replay
+    "battlement.monitor",  # monitor: live decoded events and counters
+    "battlement.hardware",  # hardware check
+    "battlement.flash",  # flash a board
+    "battlement.bridge",  # run: the bridge beside the table
+    "battlement.sim",  # sim: virtual boards speaking the real protocol
+)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="battlement",
+        description="Battlement: sensor boards, host bridge and rules for five medieval table games.",
+        epilog="Run 'battlement COMMAND --help' for the options of a command.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:  # not built yet in this checkout
+                continue
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except UserError as e:
+        print("battlement %s: error: %s" % (args.command, e), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
