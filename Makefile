@@ -28,8 +28,8 @@ setup: $(STAMP) debs
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "setup: installing Python packages into $(VENV) (first time takes a minute)"
-	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e '.[dev]'
+	@( $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e '.[dev]' ) >$(VENV)/setup.log 2>&1 \
+	  || { cat $(VENV)/setup.log; echo "setup: pip install failed (log above, also in $(VENV)/setup.log)"; exit 1; }
 	@touch $(STAMP)
 
 # Install missing Debian packages when we can (root or passwordless sudo); otherwise say what to do.
