@@ -1,0 +1,54 @@
+"""Fixtures shared by every test area: real Mosquitto, real pty pairs, real MicroPython.
+
+Each pytest-xdist worker is its own process, so session-scoped fixtures give each
+worker its own broker on its own free port.
+"""
+
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from support.procs import MICROPYTHON, Broker, PtyPair
+
+
+@pytest.fixture(scope="session")
+def mosquitto(tmp_path_factory):
+    """A private broker for this worker: .host .port .url, .restart() .stop() .start().
+
+    Shared by the worker's tests: use distinct table ids per test, and use
+    `mosquitto_fresh` if the test stops or restarts the broker.
+    """
+    broker = Broker(tmp_path_factory.mktemp("mosquitto")).start()
+    yield broker
+    broker.close()
+
+
+@pytest.fixture
+def mosquitto_fresh(tmp_path):
+    """A broker of this test's own, free to stop/restart without disturbing others."""
+    broker = Broker(tmp_path / "mosquitto-fresh").start()
+    yield broker
+    broker.close()
+
+
+@pytest.fixture
+def pty_pair(tmp_path):
+    """A linked pair of pty paths: .a and .b (or `a, b = pty_pair`); .unplug()/.replug()."""
+    d = tmp_path / "pty"
+    d.mkdir()
+    pair = PtyPair(d).start()
+    yield pair
+    pair.close()
+
+
+@pytest.fixture(scope="session")
+def micropython():
+    """Path to the real MicroPython unix binary installed in the venv."""
+    if not MICROPYTHON:
+        pytest.fail("micropython binary not found; run `make setup`")
+    return MICROPYTHON

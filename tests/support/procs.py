@@ -1,0 +1,149 @@
+"""Real processes for tests: a private Mosquitto broker and a socat pty pair.
+
+Each object owns one child process, picks a free loopback port or a private
+directory, and cleans up on stop(); safe to use from parallel pytest-xdist workers.
+"""
+
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+SOCAT = shutil.which("socat") or "/usr/bin/socat"
+VENV_BIN = pathlib.Path(sys.executable).parent
+MICROPYTHON = str(VENV_BIN / "micropython") if (VENV_BIN / "micropython").exists() else shutil.which("micropython")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nobody is listening on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.01)
+    raise RuntimeError("timed out waiting for " + what)
+
+
+def _stop_proc(proc):
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(3)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(3)
+
+
+class Broker:
+    """A private Mosquitto on 127.0.0.1:<free port> with its own config file.
+
+    .host .port .url; stop()/start() keep the same port so clients can reconnect,
+    restart() is stop()+start() (retained messages are not persisted across it).
+    """
+
+    def __init__(self, workdir=None, port=None):
+        self.dir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="battlement-mqtt-"))
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.host = "127.0.0.1"
+        self.port = port or free_port()
+        self.url = "mqtt://%s:%d" % (self.host, self.port)
+        self.conf = self.dir / "mosquitto.conf"
+        self.conf.write_text(
+            "listener %d %s\nallow_anonymous true\npersistence false\n"
+            "log_dest file %s\nmax_queued_messages 100000\n" % (self.port, self.host, self.dir / "mosquitto.log")
+        )
+        self.proc = None
+
+    def _accepting(self):
+        try:
+            with socket.create_connection((self.host, self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def start(self):
+        if self.proc is not None and self.proc.poll() is None:
+            return self
+        self.proc = subprocess.Popen(
+            [MOSQUITTO, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+
+        def up():
+            if self.proc.poll() is not None:
+                log = (self.dir / "mosquitto.log").read_text() if (self.dir / "mosquitto.log").exists() else ""
+                raise RuntimeError("mosquitto exited with %s: %s" % (self.proc.returncode, log[-500:]))
+            return self._accepting()
+
+        _wait(up, 10, "mosquitto on port %d" % self.port)
+        return self
+
+    def stop(self):
+        _stop_proc(self.proc)
+        self.proc = None
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class PtyPair:
+    """Two linked pty paths (.a and .b) made by socat; bytes written to one are read on the other.
+
+    Either end can be opened by pyserial or by MicroPython's open(path, 'r+b'),
+    closed and reopened while the pair lives. unplug() makes both paths vanish
+    (readers get an I/O error, like a USB board pulled out); replug() brings them
+    back under the same names.
+    """
+
+    def __init__(self, workdir=None):
+        self.dir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="battlement-pty-"))
+        self.a = str(self.dir / "tty-a")
+        self.b = str(self.dir / "tty-b")
+        self.proc = None
+
+    def __iter__(self):
+        return iter((self.a, self.b))
+
+    def start(self):
+        if self.proc is not None and self.proc.poll() is None:
+            return self
+        for p in (self.a, self.b):
+            if os.path.lexists(p):
+                os.unlink(p)
+        self.proc = subprocess.Popen(
+            [SOCAT, "pty,raw,echo=0,link=%s" % self.a, "pty,raw,echo=0,link=%s" % self.b],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait(lambda: os.path.exists(self.a) and os.path.exists(self.b), 10, "socat pty pair")
+        return self
+
+    def stop(self):
+        _stop_proc(self.proc)
+        self.proc = None
+        for p in (self.a, self.b):
+            if os.path.lexists(p):
+                os.unlink(p)
+
+    unplug = stop
+    replug = start
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
