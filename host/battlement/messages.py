@@ -1,0 +1,212 @@
+"""Normalized messages: what the transports hand to the bridge, and the commands it sends back.
+
+Both transports (serial and MQTT) decode the same wire frames (battlement.wire)
+into these objects, so the bridge never sees a transport detail except `table`
+(None on serial) and `Hello.port` (the serial port a board spoke on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from battlement import wire
+from battlement.wire import R_FIELDS, R_TYPE, WireError
+
+# --- board -> host ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello:
+    """A board introduced itself: sent at boot, after every reconnect, and in answer to a ping."""
+
+    table: str | None
+    board: str
+    boot: int
+    firmware: str
+    proto: int
+    profile: str
+    sensors: dict[str, str] = field(hash=False)  # sensor id -> kind (beam / tilt / presence)
+    port: str | None = None  # serial port the hello came in on (None over MQTT)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One sensor edge or reading. value: beam 1 = ball broke the beam; tilt/presence 1 = on, 0 = off."""
+
+    table: str | None
+    board: str
+    boot: int
+    seq: int
+    sensor: str
+    kind: str
+    value: int
+    t_us: int  # board clock, wraps; only differences between events of one board mean anything
+    width_us: int  # beams: how long the beam stayed broken; 0 for other kinds
+
+
+@dataclass(frozen=True)
+class Beat:
+    """Heartbeat: a board is alive, with its health counters."""
+
+    table: str | None
+    board: str
+    boot: int
+    uptime_ms: int
+    dropped: int
+    queued: int
+    reconnects: int
+    outbox: int
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A board's answer to a command: ok (ack) or not (error, with the board's reason)."""
+
+    table: str | None
+    board: str
+    msgid: int
+    ok: bool
+    reason: str = ""
+
+
+# --- host -> board -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Led:
+    """Light an LED or a group (target), e.g. Led("tower-1", "ring", "pulse", 0xFF8000, 1200)."""
+
+    board: str
+    target: str
+    pattern: str  # off / solid / blink / pulse / chase
+    rgb: int  # 0xRRGGBB
+    period_ms: int = 0
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    """Set one board setting (e.g. a beam's minimum pulse) by key."""
+
+    board: str
+    key: str
+    value: str
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class Ping:
+    """Ask a board to answer (ack) and to repeat its hello."""
+
+    board: str
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class EvAck:
+    """Host -> board: every event of this boot up to seq has arrived (cumulative). Sent by the transports."""
+
+    board: str
+    boot: int
+    seq: int
+    table: str | None = None
+
+
+Message = Hello | Event | Beat | Reply
+Command = Led | Config | Ping | EvAck
+
+UP_TYPES = ("hello", "event", "beat", "ack", "error")
+DOWN_TYPES = ("led", "config", "ping", "evack")
+
+
+def parse_sensors(tok: str) -> dict[str, str]:
+    """'cup-1:beam,tilt-a:tilt' -> {'cup-1': 'beam', 'tilt-a': 'tilt'}; '-' means no sensors."""
+    out: dict[str, str] = {}
+    if tok == "-":
+        return out
+    for item in tok.split(","):
+        sid, sep, kind = item.partition(":")
+        if not sep or not sid or kind not in wire.KINDS:
+            raise WireError(R_FIELDS, "bad sensor entry %r (want id:beam|tilt|presence)" % item[:40])
+        out[sid] = kind
+    return out
+
+
+def format_sensors(sensors: dict[str, str]) -> str:
+    return ",".join("%s:%s" % (k, sensors[k]) for k in sorted(sensors)) or "-"
+
+
+def from_frame(typ: str, fields: tuple, table: str | None = None):
+    """Turn a decoded frame (wire.decode output) into a message or command object.
+
+    Raises WireError("fields") when a value is out of range (unknown sensor kind,
+    LED pattern...), so the transports count it like any other bad frame.
+    """
+    if typ == "hello":
+        board, boot, firmware, proto, profile, sensors = fields
+        return Hello(table, board, boot, firmware, proto, profile, parse_sensors(sensors))
+    if typ == "event":
+        board, boot, seq, sensor, kind, value, t_us, width_us = fields
+        if kind not in wire.KINDS:
+            raise WireError(R_FIELDS, "unknown sensor kind %r" % kind[:20])
+        if seq < 1:
+            raise WireError(R_FIELDS, "event seq must be >= 1, got %d" % seq)
+        return Event(table, board, boot, seq, sensor, kind, value, t_us, width_us)
+    if typ == "beat":
+        return Beat(table, *fields)
+    if typ == "ack":
+        return Reply(table, fields[0], fields[1], True, "")
+    if typ == "error":
+        return Reply(table, fields[0], fields[1], False, fields[2])
+    if typ == "led":
+        board, _msgid, target, pattern, rgb, period = fields
+        if pattern not in wire.PATTERNS:
+            raise WireError(R_FIELDS, "unknown LED pattern %r" % pattern[:20])
+        return Led(board, target, pattern, rgb, period, table)
+    if typ == "config":
+        return Config(fields[0], fields[2], fields[3], table)
+    if typ == "ping":
+        return Ping(fields[0], table)
+    if typ == "evack":
+        return EvAck(fields[0], fields[1], fields[2], table)
+    raise WireError(R_TYPE, typ[:20])
+
+
+def to_frame(cmd, msgid: int) -> bytes:
+    """Encode a command as one wire frame (bytes ending in newline). EvAck carries no msgid.
+
+    Raises WireError("fields") naming the bad value (pattern, colour, period, id charset).
+    """
+    if isinstance(cmd, Led):
+        if cmd.pattern not in wire.PATTERNS:
+            raise WireError(R_FIELDS, "LED pattern %r is not one of %s" % (cmd.pattern, "/".join(wire.PATTERNS)))
+        if not 0 <= cmd.rgb <= 0xFFFFFF:
+            raise WireError(R_FIELDS, "LED colour %r is not 0xRRGGBB" % (cmd.rgb,))
+        if cmd.period_ms < 0:
+            raise WireError(R_FIELDS, "LED period %d ms is negative" % cmd.period_ms)
+        return wire.encode("led", (cmd.board, msgid, cmd.target, cmd.pattern, cmd.rgb, cmd.period_ms))
+    if isinstance(cmd, Config):
+        return wire.encode("config", (cmd.board, msgid, cmd.key, cmd.value))
+    if isinstance(cmd, Ping):
+        return wire.encode("ping", (cmd.board, msgid))
+    if isinstance(cmd, EvAck):
+        return wire.encode("evack", (cmd.board, cmd.boot, cmd.seq))
+    raise TypeError("not a command: %r" % (cmd,))
+
+
+def up_frame(msg) -> bytes:
+    """Encode a board -> host message as a wire frame (what a board or a simulator sends)."""
+    if isinstance(msg, Hello):
+        fields: tuple = (msg.board, msg.boot, msg.firmware, msg.proto, msg.profile, format_sensors(msg.sensors))
+        return wire.encode("hello", fields)
+    if isinstance(msg, Event):
+        fields = (msg.board, msg.boot, msg.seq, msg.sensor, msg.kind, msg.value, msg.t_us, msg.width_us)
+        return wire.encode("event", fields)
+    if isinstance(msg, Beat):
+        fields = (msg.board, msg.boot, msg.uptime_ms, msg.dropped, msg.queued, msg.reconnects, msg.outbox)
+        return wire.encode("beat", fields)
+    if isinstance(msg, Reply):
+        if msg.ok:
+            return wire.encode("ack", (msg.board, msg.msgid))
+        return wire.encode("error", (msg.board, msg.msgid, msg.reason))
+    raise TypeError("not a board message: %r" % (msg,))

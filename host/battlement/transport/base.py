@@ -1,0 +1,218 @@
+"""What both transports share: frame intake, rejection counting, hello tracking, exactly-once, evack.
+
+Concurrency model: asyncio. Everything below runs on the event loop thread.
+Serial ports are non-blocking file descriptors watched with loop.add_reader
+(no thread per port, no extra hop); paho-mqtt's network thread hands each
+message over with loop.call_soon_threadsafe. So counters, boards and the inbox
+need no locks, and the bridge (an asyncio ASGI app) just awaits get().
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+
+from battlement import wire
+from battlement.errors import UserError
+from battlement.inbox import DUP, Inbox
+from battlement.messages import (
+    DOWN_TYPES,
+    Beat,
+    Config,
+    EvAck,
+    Event,
+    Hello,
+    Led,
+    Ping,
+    Reply,
+    from_frame,
+    to_frame,
+)
+from battlement.wire import WireError
+
+EVACK_DELAY = 0.01  # seconds: acknowledgements are coalesced, at most one per board per 10 ms
+PING_EVERY = 0.5  # seconds: how often to ask an unknown board for its hello
+PENDING_MAX = 1000  # events held per board while waiting for its hello
+
+
+class NoRoute(UserError):
+    """A command for a board the transport cannot reach (it never said hello)."""
+
+
+class BadCommand(UserError):
+    """A command with a value the wire cannot carry (unknown pattern, colour out of range...)."""
+
+
+class Transport:
+    """Base of SerialTransport and MqttTransport. See docs/protocol.md, "Host behaviour"."""
+
+    def __init__(self, allow: list[str] | None = None):
+        self.counters: dict[str, int] = {"accepted": 0}
+        self.boards: dict[str, Hello] = {}  # board id -> latest hello (with .port on serial)
+        self.online: dict[str, bool] = {}  # board id -> link up (serial port open / MQTT status)
+        self.links: dict[str, str] = {}  # port path or broker url -> state, for people
+        self.allow = set(allow) if allow else None
+        self.inbox = Inbox(self.counters)
+        self.log: Callable[[str], None] | None = None  # notable happenings (gaps, hot-plug) for the monitor
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._route: dict[tuple, object] = {}  # (table, board) -> link to reach it
+        self._pending: dict[tuple, list[Event]] = {}
+        self._pinged: dict[tuple, float] = {}
+        self._evack_due: set[tuple] = set()
+        self._evack_timer: asyncio.TimerHandle | None = None
+        self._msgid = 0
+
+    # --- consumer API ------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+
+    async def stop(self) -> None:
+        if self._evack_timer:
+            self._evack_timer.cancel()
+            self._evack_timer = None
+        self._flush_evacks()
+
+    async def get(self):
+        """The next accepted message: Hello, Event (exactly once), Beat or Reply."""
+        return await self._queue.get()
+
+    def get_nowait(self):
+        """The next accepted message, or None if none is waiting."""
+        try:
+            return self._queue.get_nowait()
+        except asyncio.QueueEmpty:
+            return None
+
+    async def send(self, cmd) -> int:
+        """Send Led/Config/Ping to its board; returns the msgid the board's ack/error will carry."""
+        if not isinstance(cmd, (Led, Config, Ping)):
+            raise BadCommand("cannot send %r: commands are Led, Config or Ping" % (cmd,))
+        self._msgid = self._msgid % 999_999_999 + 1
+        try:
+            frame = to_frame(cmd, self._msgid)
+        except WireError as e:
+            raise BadCommand("%s for board %s: %s" % (type(cmd).__name__.lower(), cmd.board, e.detail or e))
+        link = self._link_for(cmd.board, cmd.table)
+        self._write(link, cmd.board, frame)
+        return self._msgid
+
+    # --- for subclasses ------------------------------------------------------------
+
+    def _link_for(self, board: str, table: str | None):
+        raise NotImplementedError
+
+    def _write(self, link, board: str, frame: bytes) -> None:
+        raise NotImplementedError
+
+    def _note(self, text: str) -> None:
+        if self.log:
+            self.log(text)
+
+    def _count(self, reason: str, n: int = 1) -> None:
+        self.counters[reason] = self.counters.get(reason, 0) + n
+
+    def _reject(self, reason: str, where, detail: str = "") -> None:
+        self._count(reason)
+        self._note("rejected %s frame from %s%s" % (reason, where, (": " + detail) if detail else ""))
+
+    def _handle_line(self, line: bytes, link, table: str | None = None, board: str | None = None) -> None:
+        """Decode and act on one frame from `link`; never raises. board: the id the link says it is (MQTT topic)."""
+        if not line.strip(b"\r\n\t "):
+            return  # blank lines resync the stream; not an error
+        try:
+            typ, fields = wire.decode(line)
+            if typ in DOWN_TYPES:
+                raise WireError("wrong-direction", typ)
+            if board is not None and fields[0] != board:
+                raise WireError("board-mismatch", "%s sent on %s's topic" % (fields[0], board))
+            msg = from_frame(typ, fields, table)
+        except WireError as e:
+            self._reject(e.reason, link, e.detail)
+            return
+        if self.allow is not None and msg.board not in self.allow:
+            self._reject("unknown-board", link, "%s is not in the allow-list" % msg.board)
+            return
+        if isinstance(msg, Event):
+            self._on_event(msg, link)
+        elif isinstance(msg, Hello):
+            self._on_hello(msg, link)
+        elif isinstance(msg, Beat):
+            if self.inbox.boot((table, msg.board)) != msg.boot:
+                self._unknown(msg.board, msg.boot, table, link)
+                return
+            self._deliver(msg)
+        else:  # Reply: an answer to something we sent; pass it on even before a hello
+            assert isinstance(msg, Reply)
+            self._deliver(msg)
+
+    def _deliver(self, msg) -> None:
+        self.counters["accepted"] += 1
+        self._queue.put_nowait(msg)
+
+    def _on_hello(self, msg: Hello, link) -> None:
+        if msg.proto != wire.VERSION:
+            self._reject("proto", link, "%s speaks protocol v%d, this host v%d" % (msg.board, msg.proto, wire.VERSION))
+            return
+        key = (msg.table, msg.board)
+        if self.inbox.hello(key, msg.boot):
+            self._note("board %s booted (boot %x) on %s" % (msg.board, msg.boot, link))
+        if isinstance(link, str) and msg.table is None:
+            msg = dataclasses.replace(msg, port=link)
+        self.boards[msg.board] = msg
+        self.online[msg.board] = True
+        self._route[key] = link
+        self._pinged.pop(key, None)
+        self._deliver(msg)
+        held = self._pending.pop(key, [])
+        stale = [e for e in held if e.boot != msg.boot]
+        if stale:
+            self._count("stale-boot", len(stale))
+        for ev in held:
+            if ev.boot == msg.boot:
+                self._on_event(ev, link)
+
+    def _unknown(self, board: str, boot: int, table: str | None, link) -> None:
+        """A frame from a board whose hello (for this boot) we have not seen: count it, ask for a hello."""
+        self._count("unknown-board")
+        key = (table, board)
+        now = time.monotonic()
+        if now - self._pinged.get(key, -1e9) >= PING_EVERY:
+            self._pinged[key] = now
+            self._note("board %s (boot %x) has not said hello on %s: asking with ping" % (board, boot, link))
+            self._msgid = self._msgid % 999_999_999 + 1
+            self._write(link, board, to_frame(Ping(board, table), self._msgid))
+
+    def _on_event(self, ev: Event, link) -> None:
+        key = (ev.table, ev.board)
+        if self.inbox.boot(key) != ev.boot:
+            held = self._pending.setdefault(key, [])
+            if len(held) >= PENDING_MAX:  # the board keeps it in its outbox; it will come again
+                held.pop(0)
+                self._count("pending-overflow")
+            held.append(ev)
+            self._unknown(ev.board, ev.boot, ev.table, link)
+            return
+        verdict, gap = self.inbox.offer(key, ev.boot, ev.seq)
+        if gap:
+            self._note("board %s: %d event(s) missing before seq %d" % (ev.board, gap, ev.seq))
+        if verdict != DUP:
+            self._deliver(ev)
+        # A duplicate means the board missed our evack: acknowledge again either way.
+        self._evack_due.add(key)
+        if self._evack_timer is None and self._loop is not None:
+            self._evack_timer = self._loop.call_later(EVACK_DELAY, self._flush_evacks)
+
+    def _flush_evacks(self) -> None:
+        self._evack_timer = None
+        due, self._evack_due = self._evack_due, set()
+        for key in sorted(due, key=lambda k: (k[0] or "", k[1])):
+            acked = self.inbox.acked(key)
+            link = self._route.get(key)
+            if acked is None or link is None:
+                continue
+            table, board = key
+            self._write(link, board, to_frame(EvAck(board, acked[0], acked[1], table), 0))

@@ -1,0 +1,141 @@
+"""Serial transport: one or many USB serial ports, hot-plug, garbage-tolerant.
+
+Each port is opened non-blocking with pyserial and watched by the event loop
+(add_reader). A port that fails (board unplugged: read error or end of file) is
+closed and retried every `retry` seconds, so a replugged board is picked up
+without restarting the bridge. A port that does not exist yet is simply waited for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import serial
+
+from battlement.transport.base import NoRoute, Transport
+from battlement.wire import R_LENGTH, Splitter
+
+
+class _Port:
+    __slots__ = ("fd", "path", "ser", "splitter")
+
+    def __init__(self, path: str, ser: serial.Serial):
+        self.path = path
+        self.ser = ser
+        self.fd = ser.fileno()
+        self.splitter = Splitter()
+
+
+class SerialTransport(Transport):
+    """Boards on serial ports. ports: device paths (e.g. /dev/ttyACM0); baud is ignored by USB CDC boards."""
+
+    def __init__(self, ports: list[str], baud: int = 115200, allow: list[str] | None = None, retry: float = 0.25):
+        super().__init__(allow)
+        if not ports:
+            raise ValueError("SerialTransport needs at least one port")
+        self.ports = list(dict.fromkeys(ports))
+        self.baud = baud
+        self.retry = retry
+        self._open: dict[str, _Port] = {}
+        self._watch: asyncio.Task | None = None
+        for p in self.ports:
+            self.links[p] = "waiting"
+
+    async def start(self) -> None:
+        await super().start()
+        for path in self.ports:
+            self._try_open(path)
+        self._watch = asyncio.get_running_loop().create_task(self._reopen_loop())
+
+    async def stop(self) -> None:
+        await super().stop()
+        if self._watch:
+            self._watch.cancel()
+            try:
+                await self._watch
+            except asyncio.CancelledError:
+                pass
+            self._watch = None
+        for path in list(self._open):
+            self._close(path, "stopped")
+
+    async def _reopen_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.retry)
+            for path in self.ports:
+                if path not in self._open:
+                    self._try_open(path)
+
+    def _try_open(self, path: str) -> bool:
+        try:
+            ser = serial.Serial(path, self.baud, timeout=0, write_timeout=1)
+        except (serial.SerialException, OSError, ValueError) as e:
+            state = "waiting: %s" % (getattr(e, "strerror", None) or e)
+            if self.links.get(path) != state:
+                self.links[path] = state
+                self._note("serial %s not available yet (%s); will keep trying" % (path, e))
+            return False
+        port = _Port(path, ser)
+        self._open[path] = port
+        self.links[path] = "open"
+        assert self._loop is not None
+        self._loop.add_reader(port.fd, self._readable, path)
+        self._note("serial %s open" % path)
+        return True
+
+    def _close(self, path: str, why: str) -> None:
+        port = self._open.pop(path, None)
+        if port is None:
+            return
+        if self._loop is not None:
+            self._loop.remove_reader(port.fd)
+        try:
+            port.ser.close()
+        except (OSError, serial.SerialException):
+            pass
+        self.links[path] = "waiting: " + why
+        for board, hello in self.boards.items():
+            if hello.port == path:
+                self.online[board] = False
+        self._note("serial %s closed (%s); will reopen when it comes back" % (path, why))
+
+    def _readable(self, path: str) -> None:
+        port = self._open.get(path)
+        if port is None:
+            return
+        try:
+            data = os.read(port.fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            self._close(path, e.strerror or str(e))
+            return
+        if not data:
+            self._close(path, "end of file")
+            return
+        before = port.splitter.overlong
+        lines = port.splitter.feed(data)
+        if port.splitter.overlong != before:
+            self._count(R_LENGTH, port.splitter.overlong - before)
+            self._note("rejected length frame from %s: over %d bytes" % (path, port.splitter.limit))
+        for line in lines:
+            self._handle_line(line, path)
+
+    def _link_for(self, board: str, table: str | None):
+        hello = self.boards.get(board)
+        if hello is None or hello.port is None:
+            raise NoRoute("board %s has not said hello on any serial port (%s)" % (board, ", ".join(self.ports)))
+        return hello.port
+
+    def _write(self, link, board: str, frame: bytes) -> None:
+        port = self._open.get(link)
+        if port is None:
+            # Unplugged: the board reboots when it comes back and says hello; the bridge resends state then.
+            self._count("unsent")
+            return
+        try:
+            port.ser.write(frame)
+        except (serial.SerialException, OSError) as e:
+            self._count("unsent")
+            self._close(link, str(e))
