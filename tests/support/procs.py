@@ -113,6 +113,7 @@ class PtyPair:
 
     def __init__(self, workdir=None):
         self.dir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="battlement-pty-"))
+        self.dir.mkdir(parents=True, exist_ok=True)
         self.a = str(self.dir / "tty-a")
         self.b = str(self.dir / "tty-b")
         self.proc = None

@@ -1,0 +1,213 @@
+"""Serial transport over real pty pairs: garbage, partial frames, hot-plug, routing, exactly-once."""
+
+import asyncio
+from binascii import crc32
+
+import pytest
+from battlement import wire
+from battlement.messages import Event, Hello, Led, Reply
+from battlement.transport import NoRoute, SerialTransport
+from support.aio import drain, take, until
+from support.board import SerialBoard
+from support.procs import PtyPair
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def events(msgs):
+    return [(m.board, m.seq) for m in msgs if isinstance(m, Event)]
+
+
+def test_garbage_partial_and_overlong_frames_are_skipped_and_counted(pty_pair):
+    async def main():
+        t = SerialTransport([pty_pair.a])
+        await t.start()
+        board = SerialBoard(pty_pair.b).open()
+        try:
+            board.write(b"\x00\xffMicroPython v1.29 boot banner\r\n")  # a board's boot chatter
+            board.hello()
+            board.event()
+            board.write(b"event tower-1 b007 9 cup-1 be")  # frame cut off mid-way by a glitch...
+            board.write(b"x" * 700)  # ...then a long burst of noise with no newline
+            board.write(b"\n")
+            frame = bytearray(board.event_frame())
+            frame[10] ^= 0x01  # one flipped bit on the wire
+            board.write(bytes(frame))
+            board.write(wire.encode("event", ("tower-1", 0xB007, 3, "cup-1", "laser", 1, 0, 0)))
+            body = b"nonsense tower-1"
+            board.write(b"%s*%08x\n" % (body, crc32(body)))  # well-formed, but no such message type
+            board.event()  # a good frame after all that is still recovered
+            msgs = await take(t, 3)
+            assert isinstance(msgs[0], Hello) and msgs[0].port == pty_pair.a
+            # seq 2 was corrupted (crc): reported as a gap, the board's resend can still fill it
+            assert events(msgs) == [("tower-1", 1), ("tower-1", 3)]
+            assert t.counters["syntax"] >= 1 and t.counters["crc"] == 1
+            assert t.counters["length"] == 1 and t.counters["fields"] == 1 and t.counters["unknown-type"] == 1
+            assert t.counters["gap"] == 1
+            board.resend()  # board missed an evack covering 2, resends its outbox
+            msgs = await take(t, 1)
+            assert events(msgs) == [("tower-1", 2)]
+            await asyncio.sleep(0.1)
+            assert drain(t) == []  # 1 and 3 were not applied twice
+            assert t.counters["late"] == 1
+        finally:
+            board.close()
+            await t.stop()
+
+    run(main())
+
+
+def test_host_acknowledges_events_so_the_board_trims_its_outbox(pty_pair):
+    async def main():
+        t = SerialTransport([pty_pair.a])
+        await t.start()
+        board = SerialBoard(pty_pair.b).open()
+        try:
+            board.hello()
+            for _ in range(5):
+                board.event()
+            await take(t, 6)
+            await asyncio.to_thread(board.pump, 0.3)
+            assert board.down_of("evack")[-1] == ("tower-1", 0xB007, 5)
+            assert board.unacked() == []
+        finally:
+            board.close()
+            await t.stop()
+
+    run(main())
+
+
+def test_events_before_hello_are_held_and_the_board_is_pinged(pty_pair):
+    async def main():
+        t = SerialTransport([pty_pair.a])
+        await t.start()
+        board = SerialBoard(pty_pair.b).open()  # bridge started after the board: no hello seen
+        try:
+            board.event()
+            board.event()
+            await until(lambda: t.counters.get("unknown-board", 0) == 2, what="unknown-board count")
+            await asyncio.to_thread(board.pump, 0.3)  # the board answers the ping with ack + hello
+            assert len(board.down_of("ping")) == 1
+            msgs = await take(t, 4)
+            kinds = [type(m).__name__ for m in msgs]
+            assert sorted(kinds) == ["Event", "Event", "Hello", "Reply"]
+            assert events(msgs) == [("tower-1", 1), ("tower-1", 2)]  # nothing lost
+        finally:
+            board.close()
+            await t.stop()
+
+    run(main())
+
+
+def test_unplug_and_replug_reopens_without_restarting(pty_pair):
+    async def main():
+        t = SerialTransport([pty_pair.a], retry=0.05)
+        await t.start()
+        board = SerialBoard(pty_pair.b).open()
+        try:
+            board.hello()
+            board.event()
+            await take(t, 2)
+            board.close()
+            pty_pair.unplug()
+            await until(lambda: t.links[pty_pair.a] != "open", what="port noticed gone")
+            assert t.online["tower-1"] is False
+            pty_pair.replug()
+            await until(lambda: t.links[pty_pair.a] == "open", what="port reopened")
+            board = SerialBoard(pty_pair.b, boot=0xB008).open()  # a replugged board reboots: new boot id
+            board.hello()
+            board.event()
+            msgs = await take(t, 2)
+            assert msgs[0].boot == 0xB008 and events(msgs) == [("tower-1", 1)]
+            assert t.online["tower-1"] is True
+            # The host can talk to it again on the reopened port
+            msgid = await t.send(Led("tower-1", "ring", "blink", 0xFF0000, 500))
+            await asyncio.to_thread(board.pump, 0.3)
+            assert board.down_of("led") == [("tower-1", msgid, "ring", "blink", 0xFF0000, 500)]
+            assert (await take(t, 1))[0] == Reply(None, "tower-1", msgid, True, "")
+        finally:
+            board.close()
+            await t.stop()
+
+    run(main())
+
+
+def test_writer_closing_and_reopening_its_end_loses_nothing(pty_pair):
+    async def main():
+        t = SerialTransport([pty_pair.a])
+        await t.start()
+        try:
+            board = SerialBoard(pty_pair.b).open()
+            board.hello()
+            board.event()
+            board.close()
+            board.open()
+            board.event()
+            board.resend()  # whatever was unacknowledged comes again; applied once
+            msgs = await take(t, 3)
+            await asyncio.sleep(0.1)
+            msgs += drain(t)
+            assert events(msgs) == [("tower-1", 1), ("tower-1", 2)]
+            board.close()
+        finally:
+            await t.stop()
+
+    run(main())
+
+
+def test_commands_go_to_the_port_where_the_board_said_hello(tmp_path):
+    pairs = [PtyPair(tmp_path / n).start() for n in ("p1", "p2")]
+    try:
+
+        async def main():
+            t = SerialTransport([p.a for p in pairs])
+            await t.start()
+            b1 = SerialBoard(pairs[0].b, board="tower-1").open()
+            b2 = SerialBoard(pairs[1].b, board="keep-2").open()
+            try:
+                b1.hello()
+                b2.hello()
+                await take(t, 2)
+                assert t.boards["keep-2"].port == pairs[1].a
+                await t.send(Led("keep-2", "flag", "solid", 0x00FF00))
+                await asyncio.to_thread(b1.pump, 0.2)
+                await asyncio.to_thread(b2.pump, 0.2)
+                assert b1.down_of("led") == []
+                assert [f[2:4] for f in b2.down_of("led")] == [("flag", "solid")]
+                with pytest.raises(NoRoute) as err:  # a clear message naming the board and the ports
+                    await t.send(Led("nobody", "flag", "solid", 0))
+                assert "nobody" in str(err.value) and pairs[0].a in str(err.value)
+            finally:
+                b1.close()
+                b2.close()
+                await t.stop()
+
+        run(main())
+    finally:
+        for p in pairs:
+            p.close()
+
+
+def test_missing_port_is_waited_for(tmp_path):
+    pair = PtyPair(tmp_path / "late")
+
+    async def main():
+        t = SerialTransport([pair.a], retry=0.05)
+        await t.start()
+        try:
+            assert t.links[pair.a].startswith("waiting")
+            pair.start()  # the board is plugged in after the bridge started
+            await until(lambda: t.links[pair.a] == "open", what="late port opened")
+            board = SerialBoard(pair.b).open()
+            board.hello()
+            assert isinstance((await take(t, 1))[0], Hello)
+            board.close()
+        finally:
+            await t.stop()
+
+    try:
+        run(main())
+    finally:
+        pair.close()

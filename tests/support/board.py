@@ -1,0 +1,167 @@
+"""Scripted boards for tests and benchmarks: speak wire protocol v1 like real firmware would.
+
+Both keep an outbox of unacknowledged events (trimmed by the host's cumulative
+evack) and can resend it, which is what makes exactly-once possible.
+"""
+
+import os
+import select
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+from battlement import wire
+from battlement.messages import Beat, Event, Hello, Reply, up_frame
+
+
+class _Outbox:
+    def __init__(self, board, boot, sensors):
+        self.board = board
+        self.boot = boot
+        self.sensors = dict(sensors)
+        self.seq = 0
+        self.outbox = {}  # seq -> frame, until evack
+        self.down = []  # decoded (type, fields) received from the host
+        self.lock = threading.Lock()
+
+    def hello_frame(self):
+        return up_frame(Hello(None, self.board, self.boot, "test-1.0", wire.VERSION, "tower", self.sensors))
+
+    def event_frame(self, sensor=None, value=1, width_us=8000, kind=None):
+        sensor = sensor or min(self.sensors)
+        kind = kind or self.sensors.get(sensor, "beam")
+        with self.lock:
+            self.seq += 1
+            frame = up_frame(
+                Event(None, self.board, self.boot, self.seq, sensor, kind, value, self.seq * 1000, width_us)
+            )
+            self.outbox[self.seq] = frame
+        return frame
+
+    def beat_frame(self):
+        return up_frame(Beat(None, self.board, self.boot, 1000, 0, 0, 0, len(self.outbox)))
+
+    def _took(self, line):
+        """Act on one down frame like firmware: trim on evack, answer ping (ack + hello) and commands (ack)."""
+        typ, fields = wire.decode(line)
+        replies = []
+        with self.lock:
+            self.down.append((typ, fields))
+            if typ == "evack" and fields[1] == self.boot:
+                for s in [s for s in self.outbox if s <= fields[2]]:
+                    del self.outbox[s]
+        if typ == "ping":
+            replies = [up_frame(Reply(None, self.board, fields[1], True)), self.hello_frame()]
+        elif typ in ("led", "config"):
+            replies = [up_frame(Reply(None, self.board, fields[1], True))]
+        return replies
+
+    def unacked(self):
+        with self.lock:
+            return [self.outbox[s] for s in sorted(self.outbox)]
+
+    def down_of(self, typ):
+        with self.lock:
+            return [f for t, f in self.down if t == typ]
+
+
+class SerialBoard(_Outbox):
+    """A board on one end of a pty pair. Call pump() to read and answer what the host sent."""
+
+    def __init__(self, path, board="tower-1", boot=0xB007, sensors=None, answer=True):
+        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"})
+        self.path = path
+        self.answer = answer
+        self.fd = None
+        self.splitter = wire.Splitter()
+
+    def open(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_NOCTTY)
+        self.splitter = wire.Splitter()
+        return self
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def write(self, data):
+        os.write(self.fd, data)
+
+    def hello(self):
+        self.write(self.hello_frame())
+
+    def event(self, **kw):
+        self.write(self.event_frame(**kw))
+        return self.seq
+
+    def resend(self):
+        for frame in self.unacked():
+            self.write(frame)
+
+    def pump(self, timeout=0.0):
+        """Read what the host sent within timeout seconds; answer pings and commands."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = max(0.0, deadline - time.monotonic())
+            if not select.select([self.fd], [], [], left)[0]:
+                return
+            for line in self.splitter.feed(os.read(self.fd, 4096)):
+                for reply in self._took(line):
+                    if self.answer:
+                        self.write(reply)
+            if time.monotonic() >= deadline:
+                return
+
+
+class MqttBoard(_Outbox):
+    """A board on an MQTT broker: last will 'offline', retained 'online', QoS 1 events, resend on reconnect."""
+
+    def __init__(self, port, table, board="tower-1", boot=0xB007, sensors=None, host="127.0.0.1"):
+        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"})
+        self.table = table
+        self.base = "battlement/%s/%s/" % (table, board)
+        self.connected = threading.Event()
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="board-%s-%s" % (table, board))
+        c.will_set(self.base + "status", b"offline", qos=1, retain=True)
+        c.reconnect_delay_set(1, 2)
+        c.on_connect = self._on_connect
+        c.on_disconnect = lambda *a: self.connected.clear()
+        c.on_message = self._on_message
+        self.client = c
+        self.host, self.port = host, port
+
+    def start(self):
+        self.client.connect_async(self.host, self.port, keepalive=5)
+        self.client.loop_start()
+        if not self.connected.wait(10):
+            raise RuntimeError("board %s could not reach the broker" % self.board)
+        return self
+
+    def stop(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def _on_connect(self, client, userdata, flags, rc, props):
+        client.subscribe(self.base + "down", qos=1)
+        client.publish(self.base + "status", b"online", qos=1, retain=True)
+        # After every (re)connect: introduce ourselves, then resend whatever is unacknowledged.
+        client.publish(self.base + "up", self.hello_frame(), qos=1)
+        for frame in self.unacked():
+            client.publish(self.base + "up", frame, qos=1)
+        self.connected.set()
+
+    def _on_message(self, client, userdata, msg):
+        for reply in self._took(msg.payload):
+            client.publish(self.base + "up", reply, qos=1)
+
+    def publish(self, frame):
+        self.client.publish(self.base + "up", frame, qos=1)
+
+    def event(self, **kw):
+        self.publish(self.event_frame(**kw))
+        return self.seq
+
+    def resend(self):
+        for frame in self.unacked():
+            self.publish(frame)
