@@ -26,7 +26,7 @@ class Illegal(Exception):
     """An input the rules refuse; str(e) says why. The state is left unchanged."""
 
     def __init__(self, reason):
-        Exception.__init__(self, reason)
+        super().__init__(reason)  # MicroPython has no Exception.__init__ to call directly
         self.reason = reason
 
 
@@ -44,16 +44,20 @@ def clone(obj):
     return obj
 
 
+_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _esc(s):
     out = []
     for c in s:
         o = ord(c)
-        if c == '"':
-            out.append('\\"')
-        elif c == "\\":
-            out.append("\\\\")
-        elif o < 32 or o > 126:
-            out.append("\\u%04x" % o if o < 0x10000 else c)
+        if c in _SHORT:
+            out.append(_SHORT[c])
+        elif o < 32 or 126 < o < 0x10000:
+            out.append("\\u%04x" % o)
+        elif o >= 0x10000:  # JSON spells astral characters as a surrogate pair
+            o -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
         else:
             out.append(c)
     return '"' + "".join(out) + '"'
@@ -140,8 +144,8 @@ def say(fx, text, to=None):
 def cue(fx, name, **kw):
     """An abstract light/sound cue, e.g. cue(fx, "tower.destroyed", side="red", tower="B2")."""
     e = {"t": "cue", "cue": name}
-    for k in kw:
-        e[k] = kw[k]
+    for k, v in kw.items():
+        e[k] = v
     fx.append(e)
 
 
@@ -241,6 +245,23 @@ class Match:
 
     def to_data(self):
         return {"game": self.game.NAME, "options": self.options, "seed": self.seed, "inputs": self.inputs}
+
+    @staticmethod
+    def restore(game, data):
+        """The Match that to_data() described, rebuilt by replaying its inputs."""
+        m = Match(game, data.get("options"), data.get("seed", 0))
+        for inp in data.get("inputs", ()):
+            m.apply(inp)
+        return m
+
+
+# A random playout stops after this many inputs unless the game sets MAX_STEPS.
+DEFAULT_MAX_STEPS = 5000
+
+
+def max_steps(game):
+    """The step cap for random playouts of game (its MAX_STEPS, else DEFAULT_MAX_STEPS)."""
+    return getattr(game, "MAX_STEPS", DEFAULT_MAX_STEPS)
 
 
 def playout(game, options, seed, max_steps):
