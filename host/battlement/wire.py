@@ -44,6 +44,7 @@ R_SYNTAX = "syntax"
 R_TYPE = "unknown-type"
 R_FIELDS = "fields"
 
+_HEX = b"0123456789abcdef"
 _SAFE = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:,-="
 
 
@@ -104,10 +105,12 @@ def decode(line):
     if star < 0 or n - star != 9:
         raise WireError(R_SYNTAX, "no CRC")
     body = line[:star]
-    try:
-        want = int(line[star + 1 : n], 16)
-    except ValueError:
-        raise WireError(R_SYNTAX, "bad CRC digits")
+    # Only lowercase hex: int() would also take 'A-F', '0x', '_' and signs, giving one
+    # CRC several spellings (a flipped case bit would then pass unnoticed).
+    for c in line[star + 1 : n]:
+        if c not in _HEX:
+            raise WireError(R_SYNTAX, "bad CRC digits")
+    want = int(line[star + 1 : n], 16)
     if crc32(body) & 0xFFFFFFFF != want:
         raise WireError(R_CRC)
     try:
