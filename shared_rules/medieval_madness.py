@@ -28,8 +28,9 @@ OPTIONS = {
     },
 }
 SENSED = ("pawn",)
-# Random playouts stop here: an economy game between random players can run long.
-MAX_STEPS = 4000
+# Random playouts stop here. Random players are poor economists: in 900 measured
+# games the longest took 8505 inputs (three players must beat both rivals to win).
+MAX_STEPS = 10000
 
 START_GOLD = 200
 START_TREASURY = 500
@@ -759,11 +760,43 @@ def _pawn(state, inp, fx):
     return fx
 
 
+def _trade(state, inp, fx):
+    """Players may sell cottages to each other at any moment for a price they agree."""
+    seller = inp.get("by")
+    buyer = inp.get("to")
+    ids = [p["id"] for p in state["players"]]
+    if seller not in ids or buyer not in ids or seller == buyer:
+        raise Illegal("trade: 'by' (seller) and 'to' (buyer) must be two players of %s, got %r and %r"
+                      % (", ".join(ids), seller, buyer))
+    price = inp.get("price")
+    if not isinstance(price, int) or isinstance(price, bool) or price < 0:
+        raise Illegal("trade: 'price' must be a whole number of gold nobles, got %r" % (price,))
+    s = _pl(state, seller)
+    b = _pl(state, buyer)
+    if s["cottages"] < 1:
+        raise Illegal("trade: %s owns no cottage to sell" % _who(seller))
+    if price >= b["gold"]:
+        raise Illegal("trade: %s has %d gold nobles, not enough to pay %d and keep some"
+                      % (_who(buyer), b["gold"], price))
+    s["cottages"] -= 1
+    b["cottages"] += 1
+    b["gold"] -= price
+    s["gold"] += price
+    say(fx, "%s sells a cottage to %s for %d gold nobles." % (_who(seller), _who(buyer), price))
+    cue(fx, "cottage", player=buyer, cottages=b["cottages"])
+    _titles(state, s, fx)
+    return fx
+
+
 def apply(state, inp):
     fx = []
     t = inp.get("t")
     if t == "pawn":
         return _pawn(state, inp, fx)
+    if t == "trade":
+        if state["over"]:
+            raise Illegal("the game is over")
+        return _trade(state, inp, fx)
     if state["over"]:
         raise Illegal("the game is over")
     ask = state["ask"]

@@ -558,3 +558,20 @@ def test_pawn_sensor_confirms_or_says_where_the_pawn_belongs():
     assert dumps(m.state) == before
     assert "no space 99" in str(raises(Illegal, m.apply, {"t": "pawn", "player": "p1", "space": 99}))
     assert "no player" in str(raises(Illegal, m.apply, {"t": "pawn", "player": "p3", "space": 1}))
+
+
+# ---------------------------------------------------------------- cottages between players
+
+
+def test_players_may_sell_cottages_to_each_other_at_an_agreed_price_at_any_time():
+    m = new(3)
+    put(m, "p2", 0, cottages=2, gold=950)
+    put(m, "p3", 0, gold=800)
+    fx = m.apply({"t": "trade", "by": "p2", "to": "p3", "price": 600})
+    assert pl(m, "p2")["cottages"] == 1 and pl(m, "p3")["cottages"] == 1
+    assert pl(m, "p2")["gold"] == 1550 and pl(m, "p3")["gold"] == 200
+    assert "Player 2 becomes a Squire." in says(fx)
+    assert m.awaiting() == ["p1"]  # not anybody's turn: the game goes on as before
+    assert "Player 1 owns no cottage" in str(raises(Illegal, m.apply, {"t": "trade", "by": "p1", "to": "p3", "price": 1}))
+    assert "not enough" in str(raises(Illegal, m.apply, {"t": "trade", "by": "p2", "to": "p3", "price": 200}))
+    assert "'price'" in str(raises(Illegal, m.apply, {"t": "trade", "by": "p2", "to": "p3", "price": -5}))
