@@ -803,7 +803,7 @@ def apply(state, inp):
     who = ask["who"]
     what = ask["what"]
     if inp.get("by") != who:
-        raise Illegal("it is %s's turn to %s, not %r's" % (_who(who), ASKS[what], inp.get("by")))
+        raise Illegal("waiting for %s to %s; this input is from %r" % (_who(who), ASKS[what], inp.get("by")))
     p = _pl(state, who)
     expect = "roll" if what == "die" else what
     if t == "use-pass" and what == "roll" and p["dungeon"] and p["pass"]:
