@@ -71,6 +71,7 @@ class Transport:
         self._loop = asyncio.get_running_loop()
 
     async def stop(self) -> None:
+        self.log = None  # closing on purpose is not news
         if self._evack_timer:
             self._evack_timer.cancel()
             self._evack_timer = None
@@ -159,7 +160,7 @@ class Transport:
             return
         key = (msg.table, msg.board)
         if self.inbox.hello(key, msg.boot):
-            self._note("board %s booted (boot %x) on %s" % (msg.board, msg.boot, link))
+            self._note("board %s booted (boot %x) on %s" % (msg.board, msg.boot, link if msg.table is None else "table " + link))
         if isinstance(link, str) and msg.table is None:
             msg = dataclasses.replace(msg, port=link)
         self.boards[msg.board] = msg

@@ -59,6 +59,7 @@ class SerialTransport(Transport):
             self._watch = None
         for path in list(self._open):
             self._close(path, "stopped")
+            self.links[path] = "closed"
 
     async def _reopen_loop(self) -> None:
         while True:

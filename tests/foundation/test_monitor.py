@@ -1,0 +1,92 @@
+"""`battlement monitor`: what a person wiring a table sees."""
+
+import signal
+import subprocess
+import sys
+import time
+
+from support.board import MqttBoard, SerialBoard
+
+BATTLEMENT = [sys.executable, "-m", "battlement.cli"]
+
+
+def monitor(*args):
+    return subprocess.Popen(
+        [*BATTLEMENT, "monitor", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def wait_line(proc, needle, timeout=15):
+    """Read monitor output until a line containing needle; returns all lines read."""
+    lines = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if needle in line:
+            return lines
+    raise AssertionError("monitor never printed %r; got:\n%s" % (needle, "".join(lines)))
+
+
+def test_monitor_prints_decoded_events_and_counters_from_serial(pty_pair):
+    proc = monitor("--serial", pty_pair.a, "--every", "0.2", "--count", "3", "--seconds", "40")
+    try:
+        wait_line(proc, " open\n")  # the port is open (paths may contain "open" too)
+        board = SerialBoard(pty_pair.b).open()
+        board.write(b"line noise\n")
+        board.hello()
+        board.event(sensor="cup-1", width_us=8200)
+        board.event(sensor="tilt-1", value=0, width_us=0)
+        out, err = proc.communicate(timeout=15)
+        board.close()
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "tower-1          hello  boot b007 firmware test-1.0 profile tower v1" in out
+    assert "sensors cup-1:beam tilt-1:tilt" in out
+    assert "event  #1 cup-1 beam 1 width 8.2 ms" in out
+    assert "event  #2 tilt-1 tilt 0" in out
+    assert "rejected syntax frame" in out
+    last = out.strip().splitlines()[-1]
+    assert "== accepted 3" in last and "syntax 1" in last and "tower-1(up)" in last
+
+
+def test_monitor_over_mqtt_stops_cleanly_on_ctrl_c(mosquitto):
+    proc = monitor("--mqtt", mosquitto.url, "--table", "mon-1", "--seconds", "40")
+    board = None
+    try:
+        wait_line(proc, "connected")
+        board = MqttBoard(mosquitto.port, "mon-1", board="gate").start()
+        board.event()
+        wait_line(proc, "mon-1/gate       event  #1 cup-1 beam")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if board:
+            board.stop()
+        proc.kill()
+    assert proc.returncode == 0
+    assert "Traceback" not in out + err
+    assert "== accepted 2" in out.strip().splitlines()[-1]
+
+
+def test_monitor_mistakes_are_one_clear_line():
+    cases = [
+        (["--mqtt", "http://x"], "scheme must be mqtt://"),
+        (["--mqtt", "mqtt://127.0.0.1", "--table", "Hall_1"], "table id 'Hall_1' is not allowed"),
+        (["--serial", "/dev/ttyX", "--table", "t"], "--table, --username and --password go with --mqtt"),
+    ]
+    for args, words in cases:
+        r = subprocess.run([*BATTLEMENT, "monitor", *args], capture_output=True, text=True, timeout=20, check=False)
+        assert r.returncode == 2, r
+        assert words in r.stderr and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_monitor_help_explains():
+    r = subprocess.run([*BATTLEMENT, "monitor", "--help"], capture_output=True, text=True, timeout=20, check=True)
+    assert "--serial PORT" in r.stdout and "examples:" in r.stdout and "Ctrl-C" in r.stdout
+
+
