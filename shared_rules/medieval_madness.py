@@ -663,10 +663,15 @@ def _settle(state, c, by, rival, fx):
     else:
         win = lose = None
     if win is None:
-        say(fx, "%d against %d: a tie, nobody wins." % (a, b))
+        say(fx, "A tie, %d against %d: nobody wins." % (a, b))
         cue(fx, "contest.tie", kind=c["kind"])
     else:
-        say(fx, "%d against %d: %s wins the %s." % (max(a, b), min(a, b), _who(win["id"]), c["kind"]))
+        score = "%d against %d" % ((a, b) if win is by else (b, a))
+        if c["kind"] == "trial":
+            say(fx, "%s beats %s, %s." % (_who(win["id"]), _who(lose["id"]), score))
+        else:
+            tie = " on a tie" if a == b else ""
+            say(fx, "%s wins the %s%s, %s." % (_who(win["id"]), c["kind"], tie, score))
         cue(fx, "contest.win", kind=c["kind"], player=win["id"], loser=lose["id"])
         if c["champ"][lose["id"]]:
             lose["champion"] = False

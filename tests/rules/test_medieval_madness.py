@@ -40,6 +40,13 @@ def die(m, pid, a):
     return m.apply({"t": "roll", "by": pid, "dice": [a]})
 
 
+def joust(m, rival, mine, theirs):
+    """Challenge rival from the Joust space just reached, then both dice."""
+    m.apply({"t": "challenge", "by": m.state["ask"]["who"], "player": rival})
+    die(m, m.state["ask"]["who"], mine)
+    return die(m, m.state["ask"]["who"], theirs)
+
+
 def asked(m):
     return (m.state["ask"]["who"], m.state["ask"]["what"])
 
@@ -380,7 +387,7 @@ def test_joust_must_challenge_and_the_rival_walks_round_collecting_the_stipend()
     fx = die(m, "p2", 4)  # tie: the challenger wins
     assert pl(m, "p1")["gold"] == 300 and pl(m, "p2")["gold"] == 300
     assert m.state["treasury"] == 500
-    assert "4 against 4: Player 1 wins the joust." in says(fx)
+    assert "Player 1 wins the joust on a tie, 4 against 4." in says(fx)
     assert m.awaiting() == ["p2"]
 
 
@@ -392,7 +399,8 @@ def test_joust_called_across_walls_goes_directly_without_fees_or_stipends():
     m.apply({"t": "challenge", "by": "p1", "player": "p2"})
     assert pl(m, "p2")["at"] == 19 and pl(m, "p2")["gold"] == 400
     die(m, "p1", 2)
-    die(m, "p2", 5)
+    fx = die(m, "p2", 5)
+    assert "Player 2 wins the joust, 5 against 2." in says(fx)
     assert pl(m, "p2")["gold"] == 500 and pl(m, "p1")["gold"] == 100
 
 
@@ -443,13 +451,14 @@ def test_tournament_winner_takes_half_the_treasury_and_ties_win_nothing():
     assert pl(m, "p2")["at"] == 12  # called from the entrance, off the walls: straight there
     die(m, "p1", 3)
     fx = die(m, "p2", 3)
-    assert "3 against 3: a tie, nobody wins." in says(fx) and m.state["treasury"] == 901
+    assert "A tie, 3 against 3: nobody wins." in says(fx) and m.state["treasury"] == 901
     turn_to(m, "p1")
     put(m, "p1", 10)
     roll(m, "p1", 1, 1)
     m.apply({"t": "tournament", "by": "p1", "player": "p2"})
     die(m, "p1", 2)
-    die(m, "p2", 6)
+    fx = die(m, "p2", 6)
+    assert "Player 2 wins the tournament, 6 against 2." in says(fx)
     assert pl(m, "p2")["gold"] == 200 + 450 and m.state["treasury"] == 451
 
 
@@ -486,6 +495,8 @@ def trial(players, dice, champion=False):
 
 def test_trial_in_four_players_needs_two_of_three_and_wins_the_treasury_and_crown():
     m = trial(4, [(6, 1), (1, 6), (5, 2)])
+    log = m.view()["log"]
+    assert "Player 1 beats Player 2, 6 against 1." in log and "Player 3 beats Player 1, 6 against 1." in log
     assert m.over and m.state["winner"] == "p1"
     assert pl(m, "p1")["gold"] == 6000 + 1234 and m.state["treasury"] == 0
     v = m.view()
@@ -537,9 +548,7 @@ def test_a_joust_loser_who_cannot_pay_goes_bankrupt_and_the_winner_gets_what_the
     put(m, "p1", 17)
     put(m, "p2", 18, gold=60)
     roll(m, "p1", 1, 1)
-    m.apply({"t": "challenge", "by": "p1", "player": "p2"})
-    die(m, "p1", 6)
-    die(m, "p2", 1)
+    joust(m, "p2", 6, 1)
     assert pl(m, "p1")["gold"] == 260 and pl(m, "p2")["dungeon"] and pl(m, "p2")["gold"] == 200
 
 
