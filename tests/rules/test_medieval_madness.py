@@ -584,3 +584,23 @@ def test_players_may_sell_cottages_to_each_other_at_an_agreed_price_at_any_time(
     assert "Player 1 owns no cottage" in str(raises(Illegal, m.apply, {"t": "trade", "by": "p1", "to": "p3", "price": 1}))
     assert "not enough" in str(raises(Illegal, m.apply, {"t": "trade", "by": "p2", "to": "p3", "price": 200}))
     assert "'price'" in str(raises(Illegal, m.apply, {"t": "trade", "by": "p2", "to": "p3", "price": -5}))
+
+
+# ---------------------------------------------------------------- prompts and views
+
+
+def test_each_question_is_prompted_to_the_player_with_the_allowed_answers():
+    m = new(3)
+    put(m, "p1", 17)
+    fx = roll(m, "p1", 1, 1)
+    ps = [e for e in fx if e["t"] == "prompt"]
+    assert ps[-1]["to"] == "p1" and ps[-1]["ask"] == "Player 1, choose a player to joust."
+    assert ps[-1]["choices"] == m.legal()
+    assert m.view()["question"] == {"who": "p1", "what": "challenge", "text": "choose a player to joust"}
+
+
+def test_nothing_is_hidden_every_viewer_sees_the_same_table():
+    m = new(4)
+    roll(m, "p1", 3, 3)
+    assert dumps(m.view(None)["players"]) == dumps(m.view("p2")["players"])
+    assert MM.view(m.state, None) == MM.view(m.state, "p3")
