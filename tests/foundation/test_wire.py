@@ -134,3 +134,11 @@ def test_same_frames_under_micropython(micropython, tmp_path):
     want = [encode(t, SAMPLES[t]).decode() for t in sorted(SAMPLES)]
     assert lines[: len(want)] == want
     assert lines[-1].strip() == "1 1 ('ping', ('a', 1))"
+
+
+def test_protocol_doc_examples_are_real_frames():
+    """The worked example in docs/protocol.md decodes, so someone copying it gets a valid frame."""
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+    example = doc.split("`event tower-1 ", 1)[1].split("`", 1)[0]
+    assert decode(("event tower-1 " + example).encode())[0] == "event"
+    assert "cbf43926" in doc and "%08x" % (__import__("binascii").crc32(b"123456789")) == "cbf43926"
