@@ -31,7 +31,7 @@ def books_balance(m, inp, fx):
 
 def test_random_playouts_finish_with_one_winner_and_the_books_balance():
     for n in (2, 3, 4):
-        games = scale(60, 12)
+        games = scale(120, 20)
         winners = random_playouts(MM, {"players": n}, games=games, seed=100 * n, max_steps=MM.MAX_STEPS,
                                   each=books_balance)
         assert sum(winners.values()) == games
@@ -59,7 +59,7 @@ def test_replay_of_the_log_equals_the_live_game_and_undo_restores():
             m = Match(MM, {"players": n}, seed)
             rng = MM_rng(seed)
             steps = 0
-            while not m.over and steps < 300:
+            while not m.over and steps < MM.MAX_STEPS:
                 m.apply(rng.choice(MM.legal(m.state)))
                 steps += 1
             check_replay(m)
