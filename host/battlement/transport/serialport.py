@@ -16,15 +16,18 @@ import serial
 from battlement.transport.base import NoRoute, Transport
 from battlement.wire import R_LENGTH, Splitter
 
+OUT_MAX = 64 * 1024  # bytes queued per port before commands are dropped (counted as unsent)
+
 
 class _Port:
-    __slots__ = ("fd", "path", "ser", "splitter")
+    __slots__ = ("fd", "out", "path", "ser", "splitter")
 
     def __init__(self, path: str, ser: serial.Serial):
         self.path = path
         self.ser = ser
         self.fd = ser.fileno()
         self.splitter = Splitter()
+        self.out = b""  # bytes waiting for the port to accept them
 
 
 class SerialTransport(Transport):
@@ -70,7 +73,7 @@ class SerialTransport(Transport):
 
     def _try_open(self, path: str) -> bool:
         try:
-            ser = serial.Serial(path, self.baud, timeout=0, write_timeout=1)
+            ser = serial.Serial(path, self.baud, timeout=0, write_timeout=0)
         except (serial.SerialException, OSError, ValueError) as e:
             state = "waiting: %s" % (getattr(e, "strerror", None) or e)
             if self.links.get(path) != state:
@@ -91,6 +94,7 @@ class SerialTransport(Transport):
             return
         if self._loop is not None:
             self._loop.remove_reader(port.fd)
+            self._loop.remove_writer(port.fd)
         try:
             port.ser.close()
         except (OSError, serial.SerialException):
@@ -135,8 +139,31 @@ class SerialTransport(Transport):
             # Unplugged: the board reboots when it comes back and says hello; the bridge resends state then.
             self._count("unsent")
             return
+        if port.out:  # already waiting for the port: keep order
+            if len(port.out) + len(frame) > OUT_MAX:
+                self._count("unsent")  # a board that stopped reading must not stall the bridge
+                return
+            port.out += frame
+            return
+        port.out = frame
+        self._flush(link)
+
+    def _flush(self, path: str) -> None:
+        """Write what the port takes without blocking the loop; the rest waits for add_writer."""
+        port = self._open.get(path)
+        if port is None:
+            return
         try:
-            port.ser.write(frame)
-        except (serial.SerialException, OSError) as e:
+            n = os.write(port.fd, port.out)
+        except BlockingIOError:
+            n = 0
+        except OSError as e:
             self._count("unsent")
-            self._close(link, str(e))
+            self._close(path, e.strerror or str(e))
+            return
+        port.out = port.out[n:]
+        assert self._loop is not None
+        if port.out:
+            self._loop.add_writer(port.fd, self._flush, path)
+        else:
+            self._loop.remove_writer(port.fd)
