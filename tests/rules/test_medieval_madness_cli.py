@@ -74,3 +74,16 @@ def test_an_owners_board_file_is_played_and_a_broken_one_is_named(tmp_path):
     assert code == 2
     assert "inner wall space 3 (space number 31)" in err and "'amount'" in err
     assert "Traceback" not in err + out
+
+
+def test_micropython_plays_the_same_games_as_cpython():
+    # Same seeds, same winners and step counts: nothing depends on dict order or the interpreter.
+    results = []
+    for interp in ("cpython", "micropython"):
+        code, out, err = battlement(
+            "playout", "medieval-madness", "--games", "8", "--seed", "11", "--interpreter", interp, "--json"
+        )
+        assert code == 0, err
+        results.append(json.loads(out))
+    assert results[0]["winners"] == results[1]["winners"]
+    assert results[0]["steps"] == results[1]["steps"]
