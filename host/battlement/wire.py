@@ -52,7 +52,7 @@ class WireError(ValueError):
     """A frame that cannot be decoded; .reason is one of the R_* names."""
 
     def __init__(self, reason, detail=""):
-        ValueError.__init__(self, reason + (": " + detail if detail else ""))
+        super().__init__(reason + (": " + detail if detail else ""))  # ValueError.__init__(self, ..) fails on MicroPython
         self.reason = reason
         self.detail = detail
 
