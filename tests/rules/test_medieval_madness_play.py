@@ -2,7 +2,7 @@
 
 import json
 
-from rtest import Illegal, Match, check_replay, clone, load, raises, random_playouts, scale
+from rtest import Illegal, Match, Rng, check_replay, clone, dumps, load, raises, random_playouts, scale
 
 MM = load("medieval-madness")
 ROOT = MM._here() + "/.."
@@ -57,7 +57,7 @@ def test_replay_of_the_log_equals_the_live_game_and_undo_restores():
     for n in (2, 4):
         for seed in range(scale(3, 1)):
             m = Match(MM, {"players": n}, seed)
-            rng = MM_rng(seed)
+            rng = Rng(seed + 99)
             steps = 0
             while not m.over and steps < MM.MAX_STEPS:
                 m.apply(rng.choice(MM.legal(m.state)))
@@ -65,15 +65,9 @@ def test_replay_of_the_log_equals_the_live_game_and_undo_restores():
             check_replay(m)
 
 
-def MM_rng(seed):
-    from rtest import Rng
-
-    return Rng(seed + 99)
-
-
 def test_illegal_input_from_a_random_game_leaves_the_state_unchanged():
     m = Match(MM, {"players": 3}, 4)
-    rng = MM_rng(4)
+    rng = Rng(103)
     for _ in range(200):
         legal = MM.legal(m.state)
         who = m.awaiting()[0]
@@ -190,3 +184,36 @@ def test_the_example_script_plays_to_a_crowned_winner():
     v = m.view()
     assert v["over"] and v["winner"] == "p1"
     assert v["log"][-1] == "Long live King Player 1! Player 1 wins the crown and the game."
+
+
+# ---------------------------------------------------------------- garbage in
+
+
+GARBAGE_VALUES = [None, True, False, 0, -1, 7, 99, "p1", "p2", "p5", "", "inner", [], [1], [1, 2], [0, 7], ["a", "b"],
+                  {}, {"x": 1}]
+GARBAGE_TYPES = ["roll", "route", "challenge", "tournament", "trial", "champion", "use-pass", "buy-pass", "hire",
+                 "sell-cottage", "pay-fine", "trade", "pawn", "bogus", None, 5]
+GARBAGE_FIELDS = ["by", "dice", "wall", "player", "yes", "to", "price", "space"]
+
+
+def test_garbage_inputs_are_refused_with_a_reason_or_accepted_never_crash():
+    r = Rng(2024)
+    for game in range(scale(12, 3)):
+        m = Match(MM, {"players": 2 + game % 3}, game)
+        for _ in range(150):
+            if m.over:
+                break
+            inp = {"t": r.choice(GARBAGE_TYPES)}
+            for f in GARBAGE_FIELDS:
+                if r.below(2):
+                    inp[f] = r.choice(GARBAGE_VALUES)
+            if r.below(2):
+                inp["by"] = m.awaiting()[0]
+            before = dumps(m.state)
+            try:
+                m.apply(inp)
+            except Illegal as e:
+                assert str(e), "an empty reason for %r" % (inp,)
+                assert dumps(m.state) == before
+            if not m.over:
+                m.apply(r.choice(MM.legal(m.state)))
