@@ -1,0 +1,331 @@
+"""The board: sensors -> numbered events -> outbox -> link; host commands -> LEDs and settings.
+
+Every event gets a sequence number and stays in a bounded outbox until the
+host's cumulative evack; the link (serial or MQTT) sends new events at once and
+resends the unacknowledged ones after a reconnect or when the host stays silent,
+so the host (which drops copies) sees each event exactly once.
+"""
+
+import json
+import sys
+import time
+
+import asyncio
+import hal
+import machine
+import wire
+from leds import PATTERNS, Strip
+from sensors import BeamSensor, EdgePin, Mux, Ring, Settled, TwoBeamSensor
+
+FIRMWARE = "0.1.0"
+
+# Defaults for every setting the config may leave out (docs/hardware.md explains each).
+DEFAULTS = {
+    "min_pulse_us": 1000,  # beam breaks shorter than this are glitches (a ball takes 5-30 ms)
+    "lockout_ms": 5,  # after a ball, ignore a beam flicker that starts within this time
+    "tilt_settle_ms": 100,  # a tilt reading must hold this long before it counts
+    "presence_settle_ms": 150,
+    "scan_ms": 5,  # multiplexer scan interval
+    "beat_ms": 2000,  # heartbeat interval
+    "resend_ms": 1000,  # resend unacknowledged events after this long without an evack
+    "outbox": 128,  # events kept until acknowledged
+    "ring": 256,  # captured edges waiting for the sensing task
+    "wdt_ms": 8000,  # watchdog: the board resets if the sensing loop stalls this long
+}
+GLOBAL_KEYS = ("min_pulse_us", "lockout_ms", "settle_ms", "beat_ms", "resend_ms")
+
+
+def _pull(spec):
+    p = spec.get("pull", "up")
+    if p == "up":
+        return machine.Pin.PULL_UP
+    if p == "down":
+        return machine.Pin.PULL_DOWN
+    return None
+
+
+class App:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.board = cfg["board"]
+        self.profile = cfg.get("profile", "unknown")
+        self.boot = hal.boot_id()
+        self.opt = {}
+        for k in DEFAULTS:
+            self.opt[k] = cfg.get(k, DEFAULTS[k])
+        self.t0 = time.ticks_ms()
+        self.seq = 0
+        self.outbox = []  # [(seq, frame)] oldest first, kept until the host's evack
+        self.acked = 0  # highest seq the host acknowledged
+        self.sent = 0  # highest seq handed to the link
+        self.ctl = []  # hello / beat / ack / error frames waiting for the link
+        self.dropped_events = 0  # outbox overflow: oldest unacknowledged event discarded
+        self.rejected = 0  # host frames that failed to decode or were not for us
+        self.reconnects = 0
+        self.progress_ms = self.t0  # when the host last acknowledged something
+        self.wake = asyncio.Event()
+        self.ring = Ring(self.opt["ring"])
+        self.channels = []  # ring channel number -> detector with .edge(level, t)
+        self.sensors = []
+        self.by_id = {}
+        self.muxes = {}
+        now = hal.ticks_us()
+        for spec in cfg.get("sensors", ()):
+            self._add_sensor(spec, now)
+        led = cfg.get("leds") or {}
+        self.strip = Strip(led.get("pin", 0), led.get("count", 0), led.get("status", -1), led.get("groups"))
+        self.link = None
+
+    # --- sensors -----------------------------------------------------------------
+
+    def _add_sensor(self, spec, now):
+        sid = spec["id"]
+        kind = spec["kind"]
+        active = spec.get("active", 0)
+        pull = _pull(spec)
+        if kind == "beam":
+            mp = spec.get("min_pulse_us", self.opt["min_pulse_us"])
+            lock = spec.get("lockout_ms", self.opt["lockout_ms"]) * 1000
+            if "lower" in spec:
+                s = TwoBeamSensor(sid, self.emit, active, mp, lock)
+                pins = (spec["pin"], spec["lower"])
+            else:
+                s = BeamSensor(sid, self.emit, active, mp, lock)
+                pins = (spec["pin"],)
+            for det, pin in zip(s.channels(), pins):
+                self.channels.append(det)  # registered before its IRQ can fire
+                EdgePin(self.ring, len(self.channels) - 1, pin, pull)
+        else:
+            settle = spec.get("settle_ms", self.opt[kind + "_settle_ms"]) * 1000
+            if "mux" in spec:
+                m = self.muxes.get(spec["mux"])
+                if m is None:
+                    mc = self.cfg["muxes"][spec["mux"]]
+                    m = Mux(mc["sig"], mc["select"], pull)
+                    self.muxes[spec["mux"]] = m
+                s = Settled(sid, kind, self.emit, active, settle, 1 - active, now)
+                m.cells.append((spec["channel"], s))
+            else:
+                s = Settled(sid, kind, self.emit, active, settle, 1 - active, now)
+                self.channels.append(s)
+                ep = EdgePin(self.ring, len(self.channels) - 1, spec["pin"], pull)
+                s.read = ep.value
+        self.sensors.append(s)
+        self.by_id[sid] = s
+
+    def sensor_list(self):
+        return ",".join(s.id + ":" + s.kind for s in self.sensors) or "-"
+
+    def sense(self, now):
+        """Drain captured edges into the detectors, scan muxes, let settle timers fire."""
+        n = self.ring.drain(self.channels)
+        for name in self.muxes:
+            self.muxes[name].scan(now)
+        for s in self.sensors:
+            s.poll(now)
+        return n
+
+    # --- outgoing ----------------------------------------------------------------
+
+    def emit(self, sensor, value, t, width):
+        self.seq += 1
+        frame = wire.encode("event", (self.board, self.boot, self.seq, sensor.id, sensor.kind, value, t, width))
+        if len(self.outbox) >= self.opt["outbox"]:
+            self.outbox.pop(0)
+            self.dropped_events += 1
+        self.outbox.append((self.seq, frame))
+        self.wake.set()
+
+    def send_ctl(self, typ, fields):
+        self.ctl.append(wire.encode(typ, fields))
+        self.wake.set()
+
+    def hello(self):
+        self.send_ctl("hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensor_list()))
+
+    def dropped(self):
+        return self.ring.ctl[2] + self.dropped_events
+
+    def beat(self):
+        up = time.ticks_diff(time.ticks_ms(), self.t0)
+        queued = self.ring.pending() + max(0, self.seq - self.sent)
+        self.send_ctl("beat", (self.board, self.boot, up, self.dropped(), queued, self.reconnects, len(self.outbox)))
+
+    def take(self):
+        """Frames the link should write now: control frames, then events not yet sent. Returns [(frame, is_event)]."""
+        out = [(f, False) for f in self.ctl]
+        self.ctl = []
+        for seq, frame in self.outbox:
+            if seq > self.sent:
+                out.append((frame, True))
+        if self.outbox:
+            self.sent = self.outbox[-1][0]
+        return out
+
+    def rewind(self):
+        """Send every unacknowledged event again (after a reconnect or a silent host)."""
+        self.sent = self.acked
+        self.progress_ms = time.ticks_ms()
+        if self.outbox:
+            self.wake.set()
+
+    def housekeeping(self, now_ms):
+        if self.outbox and time.ticks_diff(now_ms, self.progress_ms) >= self.opt["resend_ms"]:
+            if self.sent >= self.outbox[0][0]:
+                self.rewind()
+
+    # --- incoming ----------------------------------------------------------------
+
+    def error(self, msgid, reason):
+        self.send_ctl("error", (self.board, msgid, reason))
+
+    def on_line(self, line):
+        """Act on one frame from the host; never raises."""
+        try:
+            typ, f = wire.decode(line)
+        except Exception as e:  # WireError names the reason; anything else is a malformed frame
+            self.rejected += 1
+            self.error(0, getattr(e, "reason", wire.R_SYNTAX))
+            return
+        if typ not in ("led", "config", "ping", "evack"):
+            self.rejected += 1
+            self.error(0, "wrong-direction")
+            return
+        if f[0] != self.board:
+            self.rejected += 1
+            if typ != "evack":
+                self.error(f[1], "wrong-board")
+            return
+        if self.link is not None:
+            self.link.heard()
+        if typ == "evack":
+            self._evack(f[1], f[2])
+            return
+        msgid = f[1]
+        if typ == "ping":
+            self.send_ctl("ack", (self.board, msgid))
+            self.hello()
+        elif typ == "led":
+            reason = self._led(f[2], f[3], f[4], f[5])
+            if reason:
+                self.error(msgid, reason)
+            else:
+                self.send_ctl("ack", (self.board, msgid))
+        else:
+            reason = self._config(f[2], f[3])
+            if reason:
+                self.error(msgid, reason)
+            else:
+                self.send_ctl("ack", (self.board, msgid))
+
+    def _evack(self, boot, seq):
+        if boot != self.boot:
+            return  # for an earlier boot of ours: those events are gone
+        if seq > self.seq:
+            seq = self.seq
+        if seq > self.acked:
+            self.acked = seq
+            self.progress_ms = time.ticks_ms()
+        if self.sent < self.acked:
+            self.sent = self.acked
+        ob = self.outbox
+        k = 0
+        while k < len(ob) and ob[k][0] <= seq:
+            k += 1
+        if k:
+            del ob[:k]
+
+    def _led(self, target, pattern, rgb, period):
+        if pattern not in PATTERNS:
+            return "unknown-pattern"
+        if rgb > 0xFFFFFF:
+            return "bad-colour"
+        idxs = self.strip.target(target)
+        if not idxs:
+            return "unknown-target"
+        self.strip.set(idxs, pattern, rgb, period, time.ticks_ms())
+        self.strip.render(time.ticks_ms())
+        return None
+
+    def _config(self, key, value):
+        try:
+            v = int(value)
+        except ValueError:
+            return "bad-value"
+        if v < 0:
+            return "bad-value"
+        sid, dot, k = key.rpartition(".")
+        targets = self.sensors
+        if dot:
+            s = self.by_id.get(sid)
+            if s is None:
+                return "unknown-sensor"
+            targets = (s,)
+        if k not in GLOBAL_KEYS:
+            return "unknown-key"
+        if k in ("beat_ms", "resend_ms"):
+            if dot:
+                return "unknown-key"
+            self.opt[k] = max(v, 100)
+            return None
+        hit = False
+        for s in targets:
+            if s.set(k, v):
+                hit = True
+        return None if hit else "unknown-key"
+
+    # --- running -----------------------------------------------------------------
+
+    async def _sensing(self, wdt):
+        beat_at = time.ticks_ms()
+        led_at = beat_at
+        while True:
+            self.sense(hal.ticks_us())
+            now = time.ticks_ms()
+            if time.ticks_diff(now, led_at) >= 40:
+                led_at = now
+                self.strip.render(now)
+            if time.ticks_diff(now, beat_at) >= self.opt["beat_ms"]:
+                beat_at = now
+                self.beat()
+            self.housekeeping(now)
+            wdt.feed()  # fed here, so a stalled sensing loop resets the board
+            await asyncio.sleep_ms(1)
+
+    async def run(self):
+        wdt = machine.WDT(timeout=self.opt["wdt_ms"])
+        if self.cfg.get("transport", "serial") == "mqtt":
+            from links import MqttLink
+
+            self.link = MqttLink(self)
+        else:
+            from links import SerialLink
+
+            self.link = SerialLink(self)
+        self.strip.render(time.ticks_ms())
+        asyncio.create_task(self._sensing(wdt))
+        await self.link.run()
+
+
+def load_config(path="config.json"):
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    path = "config.json"
+    try:
+        import os
+
+        path = os.getenv("BATTLEMENT_CONFIG") or path
+    except (ImportError, AttributeError):
+        pass
+    app = App(load_config(path))
+    try:
+        asyncio.run(app.run())
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # keep the board alive: log, then reset (the host sees a new boot id)
+        sys.print_exception(e, sys.stderr)
+        time.sleep_ms(2000)
+        machine.reset()

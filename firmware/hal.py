@@ -1,0 +1,52 @@
+"""Hardware seam: the only place the firmware reaches for the clock and the chip.
+
+Tests and the simulator replace `machine` (and `neopixel`) through MICROPYPATH;
+nothing else differs between a board and the unix port. A simulated `machine`
+may supply `sim_ticks_us` (a virtual clock that can jump ahead), so simulated
+pulse widths are exact however busy the test machine is.
+"""
+
+import os
+import time
+
+import machine
+from micropython import const
+
+PERIOD = const(0x40000000)
+MASK = const(0x3FFFFFFF)
+HALF = const(0x20000000)
+
+_clock = getattr(machine, "sim_ticks_us", None)
+
+
+def ticks_us():
+    """Microseconds, wrapping every 2**30 so the value fits an array('i') and a small int everywhere."""
+    if _clock is not None:
+        return _clock() & MASK
+    return time.ticks_us() & MASK
+
+
+def diff(a, b):
+    """a - b in microseconds for two ticks_us() readings less than ~9 minutes apart."""
+    d = (a - b) & MASK
+    if d >= HALF:
+        d -= PERIOD
+    return d
+
+
+def add(a, us):
+    return (a + us) & MASK
+
+
+def boot_id():
+    """A fresh random id per boot so the host can tell a reboot from a resend."""
+    b = os.urandom(4)
+    return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) & 0x7FFFFFFF or 1
+
+
+def unique_hex():
+    try:
+        u = machine.unique_id()
+        return "".join("%02x" % c for c in u)
+    except Exception:
+        return "0"
