@@ -48,8 +48,11 @@ class _Outbox:
         with self.lock:
             self.down.append((typ, fields))
             if typ == "evack" and fields[1] == self.boot:
-                for s in [s for s in self.outbox if s <= fields[2]]:
-                    del self.outbox[s]
+                while self.outbox:  # seqs are in insertion order: trim from the oldest
+                    oldest = next(iter(self.outbox))
+                    if oldest > fields[2]:
+                        break
+                    del self.outbox[oldest]
         if typ == "ping":
             replies = [up_frame(Reply(None, self.board, fields[1], True)), self.hello_frame()]
         elif typ in ("led", "config"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
+import threading
 import uuid
 from urllib.parse import unquote, urlsplit
 
@@ -80,6 +81,9 @@ class MqttTransport(Transport):
         self.connects = 0
         self.links[url] = "connecting"
         self._client: mqtt.Client | None = None
+        self._inbound: list[tuple[str, bytes]] = []  # from paho's thread, under _inlock
+        self._inlock = threading.Lock()
+        self._wake_due = False
 
     async def start(self) -> None:
         await super().start()
@@ -105,7 +109,13 @@ class MqttTransport(Transport):
             loop.call_soon_threadsafe(self._link_state, "disconnected: %s" % reason_code)
 
         def on_message(client, userdata, msg):
-            loop.call_soon_threadsafe(self._on_message, msg.topic, msg.payload)
+            # Batch hand-offs: wake the loop once per burst, not once per message.
+            with self._inlock:
+                self._inbound.append((msg.topic, msg.payload))
+                if self._wake_due:
+                    return
+                self._wake_due = True
+            loop.call_soon_threadsafe(self._drain_inbound)
 
         c.on_connect = on_connect
         c.on_disconnect = on_disconnect
@@ -121,6 +131,13 @@ class MqttTransport(Transport):
             c.disconnect()
             await asyncio.get_running_loop().run_in_executor(None, c.loop_stop)
         self.links[self.url] = "stopped"
+
+    def _drain_inbound(self) -> None:
+        with self._inlock:
+            batch, self._inbound = self._inbound, []
+            self._wake_due = False
+        for name, payload in batch:
+            self._on_message(name, payload)
 
     def _link_state(self, state: str) -> None:
         if state == "connected":

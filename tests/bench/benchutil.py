@@ -1,0 +1,30 @@
+"""Shared formatting and statistics for the benchmarks (one line per figure, baseline beside it)."""
+
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+for p in (ROOT / "tests", ROOT / "host"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+
+def pct(samples, q):
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def ms(seconds):
+    return seconds * 1000.0
+
+
+def line(name, rate, raw_rate, raw_name, lat=None, raw_lat=None, unit="events/s"):
+    """`serial  events/s  12,345  (raw pyserial 15,000, ratio 0.82)   p50 .. p99 .. (raw .., overhead p99 +.. ms)`."""
+    text = "%-8s %s %9s  (%s %s, ratio %.2f)" % (
+        name, unit, f"{rate:,.0f}", raw_name, f"{raw_rate:,.0f}", rate / raw_rate)
+    if lat:
+        p50, p99 = ms(pct(lat, 0.5)), ms(pct(lat, 0.99))
+        r50, r99 = ms(pct(raw_lat, 0.5)), ms(pct(raw_lat, 0.99))
+        text += "   p50 %.3f ms p99 %.3f ms (raw p50 %.3f p99 %.3f, overhead p99 %+.3f ms%s)" % (
+            p50, p99, r50, r99, p99 - r99, "" if p99 - r99 <= 1.0 else " OVER 1 ms TARGET")
+    print(text, flush=True)
