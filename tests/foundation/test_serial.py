@@ -211,3 +211,46 @@ def test_missing_port_is_waited_for(tmp_path):
         run(main())
     finally:
         pair.close()
+
+
+def test_a_board_that_stops_reading_does_not_stall_the_bridge(pty_pair):
+    async def main():
+        t = SerialTransport([pty_pair.a])
+        await t.start()
+        board = SerialBoard(pty_pair.b).open()  # never reads what the host sends
+        try:
+            board.hello()
+            await take(t, 1)
+            for _ in range(4000):  # ~200 KB of commands: far more than the pty buffers hold
+                await t.send(Led("tower-1", "ring", "blink", 0xFF0000, 500))
+            assert t.counters["unsent"] > 0  # dropped and counted, not blocking
+            board.event()
+            assert events(await take(t, 1)) == [("tower-1", 1)]  # events still flow
+        finally:
+            board.close()
+            await t.stop()
+
+    run(main())
+
+
+def test_allow_list_and_protocol_version_are_enforced(pty_pair):
+    async def main():
+        t = SerialTransport([pty_pair.a], allow=["tower-1"])
+        await t.start()
+        stranger = SerialBoard(pty_pair.b, board="keep-9").open()
+        future = SerialBoard(pty_pair.b).open()
+        try:
+            stranger.hello()
+            stranger.event()
+            future.write(wire.encode("hello", ("tower-1", 1, "9.0", 2, "tower", "cup-1:beam")))
+            future.hello()
+            msgs = await take(t, 1)
+            assert msgs[0].board == "tower-1" and msgs[0].proto == 1
+            assert t.counters["unknown-board"] == 2 and t.counters["proto"] == 1
+            assert "keep-9" not in t.boards
+        finally:
+            stranger.close()
+            future.close()
+            await t.stop()
+
+    run(main())
