@@ -9,14 +9,29 @@ without restarting the bridge. A port that does not exist yet is simply waited f
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import stat
 
 import serial
 
+from battlement.errors import UserError
 from battlement.transport.base import NoRoute, Transport
 from battlement.wire import R_LENGTH, Splitter
 
 OUT_MAX = 64 * 1024  # bytes queued per port before commands are dropped (counted as unsent)
+
+
+def _why(e: Exception) -> str:
+    """A short reason a person can act on, for a port that would not open."""
+    code = getattr(e, "errno", None)
+    if code == errno.ENOENT:
+        return "no such device: plugged in?"
+    if code == errno.EACCES:
+        return "permission denied: is your user in the dialout group?"
+    if code == errno.EBUSY:
+        return "busy: another program has it open"
+    return getattr(e, "strerror", None) or str(e)
 
 
 class _Port:
@@ -38,6 +53,10 @@ class SerialTransport(Transport):
         if not ports:
             raise ValueError("SerialTransport needs at least one port")
         self.ports = list(dict.fromkeys(ports))
+        for p in self.ports:
+            # A port that is missing may still be plugged in later; one that is a plain file never will.
+            if os.path.exists(p) and not stat.S_ISCHR(os.stat(p).st_mode):
+                raise UserError("%s is not a serial device (expected something like /dev/ttyACM0)" % p)
         self.baud = baud
         self.retry = retry
         self._open: dict[str, _Port] = {}
@@ -75,10 +94,10 @@ class SerialTransport(Transport):
         try:
             ser = serial.Serial(path, self.baud, timeout=0, write_timeout=0)
         except (serial.SerialException, OSError, ValueError) as e:
-            state = "waiting: %s" % (getattr(e, "strerror", None) or e)
+            state = "waiting: " + _why(e)
             if self.links.get(path) != state:
                 self.links[path] = state
-                self._note("serial %s not available yet (%s); will keep trying" % (path, e))
+                self._note("serial %s not available yet (%s); will keep trying" % (path, _why(e)))
             return False
         port = _Port(path, ser)
         self._open[path] = port
