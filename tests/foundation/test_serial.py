@@ -7,7 +7,7 @@ import pytest
 from battlement import wire
 from battlement.messages import Event, Hello, Led, Reply
 from battlement.transport import NoRoute, SerialTransport
-from support.aio import drain, take, until
+from support.aio import drain, running, take, until
 from support.board import SerialBoard
 from support.procs import PtyPair
 
@@ -22,10 +22,8 @@ def events(msgs):
 
 def test_garbage_partial_and_overlong_frames_are_skipped_and_counted(pty_pair):
     async def main():
-        t = SerialTransport([pty_pair.a])
-        await t.start()
         board = SerialBoard(pty_pair.b).open()
-        try:
+        async with running(SerialTransport([pty_pair.a]), board) as t:
             board.write(b"\x00\xffMicroPython v1.29 boot banner\r\n")  # a board's boot chatter
             board.hello()
             board.event()
@@ -52,19 +50,14 @@ def test_garbage_partial_and_overlong_frames_are_skipped_and_counted(pty_pair):
             await asyncio.sleep(0.1)
             assert drain(t) == []  # 1 and 3 were not applied twice
             assert t.counters["late"] == 1
-        finally:
-            board.close()
-            await t.stop()
 
     run(main())
 
 
 def test_host_acknowledges_events_so_the_board_trims_its_outbox(pty_pair):
     async def main():
-        t = SerialTransport([pty_pair.a])
-        await t.start()
         board = SerialBoard(pty_pair.b).open()
-        try:
+        async with running(SerialTransport([pty_pair.a]), board) as t:
             board.hello()
             for _ in range(5):
                 board.event()
@@ -72,19 +65,14 @@ def test_host_acknowledges_events_so_the_board_trims_its_outbox(pty_pair):
             await asyncio.to_thread(board.pump, 0.3)
             assert board.down_of("evack")[-1] == ("tower-1", 0xB007, 5)
             assert board.unacked() == []
-        finally:
-            board.close()
-            await t.stop()
 
     run(main())
 
 
 def test_events_before_hello_are_held_and_the_board_is_pinged(pty_pair):
     async def main():
-        t = SerialTransport([pty_pair.a])
-        await t.start()
         board = SerialBoard(pty_pair.b).open()  # bridge started after the board: no hello seen
-        try:
+        async with running(SerialTransport([pty_pair.a]), board) as t:
             board.event()
             board.event()
             await until(lambda: t.counters.get("unknown-board", 0) == 2, what="unknown-board count")
@@ -94,19 +82,14 @@ def test_events_before_hello_are_held_and_the_board_is_pinged(pty_pair):
             kinds = [type(m).__name__ for m in msgs]
             assert sorted(kinds) == ["Event", "Event", "Hello", "Reply"]
             assert events(msgs) == [("tower-1", 1), ("tower-1", 2)]  # nothing lost
-        finally:
-            board.close()
-            await t.stop()
 
     run(main())
 
 
 def test_unplug_and_replug_reopens_without_restarting(pty_pair):
     async def main():
-        t = SerialTransport([pty_pair.a], retry=0.05)
-        await t.start()
         board = SerialBoard(pty_pair.b).open()
-        try:
+        async with running(SerialTransport([pty_pair.a], retry=0.05), board) as t:
             board.hello()
             board.event()
             await take(t, 2)
@@ -116,7 +99,8 @@ def test_unplug_and_replug_reopens_without_restarting(pty_pair):
             assert t.online["tower-1"] is False
             pty_pair.replug()
             await until(lambda: t.links[pty_pair.a] == "open", what="port reopened")
-            board = SerialBoard(pty_pair.b, boot=0xB008).open()  # a replugged board reboots: new boot id
+            board.reboot(0xB008)  # a replugged board reboots: new boot id
+            board.open()
             board.hello()
             board.event()
             msgs = await take(t, 2)
@@ -127,19 +111,14 @@ def test_unplug_and_replug_reopens_without_restarting(pty_pair):
             await asyncio.to_thread(board.pump, 0.3)
             assert board.down_of("led") == [("tower-1", msgid, "ring", "blink", 0xFF0000, 500)]
             assert (await take(t, 1))[0] == Reply(None, "tower-1", msgid, True, "")
-        finally:
-            board.close()
-            await t.stop()
 
     run(main())
 
 
 def test_writer_closing_and_reopening_its_end_loses_nothing(pty_pair):
     async def main():
-        t = SerialTransport([pty_pair.a])
-        await t.start()
-        try:
-            board = SerialBoard(pty_pair.b).open()
+        board = SerialBoard(pty_pair.b).open()
+        async with running(SerialTransport([pty_pair.a]), board) as t:
             board.hello()
             board.event()
             board.close()
@@ -150,9 +129,6 @@ def test_writer_closing_and_reopening_its_end_loses_nothing(pty_pair):
             await asyncio.sleep(0.1)
             msgs += drain(t)
             assert events(msgs) == [("tower-1", 1), ("tower-1", 2)]
-            board.close()
-        finally:
-            await t.stop()
 
     run(main())
 
@@ -162,11 +138,9 @@ def test_commands_go_to_the_port_where_the_board_said_hello(tmp_path):
     try:
 
         async def main():
-            t = SerialTransport([p.a for p in pairs])
-            await t.start()
             b1 = SerialBoard(pairs[0].b, board="tower-1").open()
             b2 = SerialBoard(pairs[1].b, board="keep-2").open()
-            try:
+            async with running(SerialTransport([p.a for p in pairs]), b1, b2) as t:
                 b1.hello()
                 b2.hello()
                 await take(t, 2)
@@ -179,10 +153,6 @@ def test_commands_go_to_the_port_where_the_board_said_hello(tmp_path):
                 with pytest.raises(NoRoute) as err:  # a clear message naming the board and the ports
                     await t.send(Led("nobody", "flag", "solid", 0))
                 assert "nobody" in str(err.value) and pairs[0].a in str(err.value)
-            finally:
-                b1.close()
-                b2.close()
-                await t.stop()
 
         run(main())
     finally:
@@ -194,9 +164,7 @@ def test_missing_port_is_waited_for(tmp_path):
     pair = PtyPair(tmp_path / "late")
 
     async def main():
-        t = SerialTransport([pair.a], retry=0.05)
-        await t.start()
-        try:
+        async with running(SerialTransport([pair.a], retry=0.05)) as t:
             assert t.links[pair.a].startswith("waiting")
             pair.start()  # the board is plugged in after the bridge started
             await until(lambda: t.links[pair.a] == "open", what="late port opened")
@@ -204,8 +172,6 @@ def test_missing_port_is_waited_for(tmp_path):
             board.hello()
             assert isinstance((await take(t, 1))[0], Hello)
             board.close()
-        finally:
-            await t.stop()
 
     try:
         run(main())
@@ -215,10 +181,8 @@ def test_missing_port_is_waited_for(tmp_path):
 
 def test_a_board_that_stops_reading_does_not_stall_the_bridge(pty_pair):
     async def main():
-        t = SerialTransport([pty_pair.a])
-        await t.start()
         board = SerialBoard(pty_pair.b).open()  # never reads what the host sends
-        try:
+        async with running(SerialTransport([pty_pair.a]), board) as t:
             board.hello()
             await take(t, 1)
             for _ in range(4000):  # ~200 KB of commands: far more than the pty buffers hold
@@ -226,20 +190,15 @@ def test_a_board_that_stops_reading_does_not_stall_the_bridge(pty_pair):
             assert t.counters["unsent"] > 0  # dropped and counted, not blocking
             board.event()
             assert events(await take(t, 1)) == [("tower-1", 1)]  # events still flow
-        finally:
-            board.close()
-            await t.stop()
 
     run(main())
 
 
 def test_allow_list_and_protocol_version_are_enforced(pty_pair):
     async def main():
-        t = SerialTransport([pty_pair.a], allow=["tower-1"])
-        await t.start()
         stranger = SerialBoard(pty_pair.b, board="keep-9").open()
         future = SerialBoard(pty_pair.b).open()
-        try:
+        async with running(SerialTransport([pty_pair.a], allow=["tower-1"]), stranger, future) as t:
             stranger.hello()
             stranger.event()
             future.write(wire.encode("hello", ("tower-1", 1, "9.0", 2, "tower", "cup-1:beam")))
@@ -248,9 +207,5 @@ def test_allow_list_and_protocol_version_are_enforced(pty_pair):
             assert msgs[0].board == "tower-1" and msgs[0].proto == 1
             assert t.counters["unknown-board"] == 2 and t.counters["proto"] == 1
             assert "keep-9" not in t.boards
-        finally:
-            stranger.close()
-            future.close()
-            await t.stop()
 
     run(main())

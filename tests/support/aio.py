@@ -1,6 +1,7 @@
 """Small asyncio helpers for transport tests."""
 
 import asyncio
+import contextlib
 import time
 
 
@@ -30,3 +31,16 @@ def drain(transport):
         if m is None:
             return out
         out.append(m)
+
+
+@contextlib.asynccontextmanager
+async def running(transport, *closables):
+    """`async with running(SerialTransport([...]), board) as t:` starts the transport; always stops it
+    and closes the closables (boards) afterwards."""
+    await transport.start()
+    try:
+        yield transport
+    finally:
+        for c in closables:
+            c.close()
+        await transport.stop()

@@ -24,6 +24,13 @@ class _Outbox:
         self.down = []  # decoded (type, fields) received from the host
         self.lock = threading.Lock()
 
+    def reboot(self, boot):
+        """Forget everything like a board that lost power: new boot id, seq from 1, empty outbox."""
+        with self.lock:
+            self.boot = boot
+            self.seq = 0
+            self.outbox = {}
+
     def hello_frame(self):
         return up_frame(Hello(None, self.board, self.boot, "test-1.0", wire.VERSION, "tower", self.sensors))
 
