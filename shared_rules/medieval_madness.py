@@ -5,12 +5,43 @@ docs/rules/medieval-madness.md (which also lists every input and cue).
 
 Runs under CPython and MicroPython: plain data only, no dict-order dependence.
 The board is a data file (shared_rules/data/medieval_madness_board.json), loaded
-once per board and cached here, never copied into the game state.
+once per board and cached by shared_rules/mm_board.py, never copied into the game state.
 """
 
-import json
-
 from shared_rules.engine import Illegal, cue, prompt, rand_below, say, seed_rng
+from shared_rules.mm_board import load_board
+from shared_rules.mm_castle import (
+    COTTAGE_PRICE,
+    COTTAGES,
+    CROWN_GOLD,
+    DUNGEON_EXITS,
+    HIRE_PRICE,
+    JOUST_STAKE,
+    KING,
+    PASS_PRICE,
+    PLOT_FINE,
+    PRINCE,
+    REPAIRS_PER_COTTAGE,
+    START_GOLD,
+    START_TREASURY,
+    TAX,
+    WAGES,
+    _board,
+    _cross,
+    _gain,
+    _move_to,
+    _pay,
+    _pl,
+    _pos_name,
+    _space,
+    _take_treasury,
+    _titles,
+    _to_dungeon,
+    _walk,
+    _wall_of,
+    _who,
+    title_name,
+)
 
 NAME = "medieval-madness"
 TITLE = "Medieval Madness"
@@ -31,186 +62,6 @@ SENSED = ("pawn",)
 # Random playouts stop here. Random players are poor economists: in 900 measured
 # games the longest took 8505 inputs (three players must beat both rivals to win).
 MAX_STEPS = 10000
-
-START_GOLD = 200
-START_TREASURY = 500
-COTTAGES = 8
-DRAWBRIDGE_FEE = 100
-JOUST_STAKE = 100
-COTTAGE_PRICE = 1500
-REPAIRS_PER_COTTAGE = 50
-PLOT_FINE = 1000
-CROWN_GOLD = 6000
-BANKRUPT_GOLD = 200
-DUNGEON_EXITS = (3, 5, 7, 9)
-
-# Titles: index = rank. Wealth needed for ranks 1..4; rank 5 only by Trial by Combat.
-TITLE_GOLD = (0, 1000, 2000, 3000, 4000)
-BOY_TITLES = ("", "Squire", "Lord", "Duke", "Prince", "King")
-GIRL_TITLES = ("", "Maid", "Lady", "Duchess", "Princess", "Queen")
-DUKE = 3
-PRINCE = 4
-KING = 5
-# By rank; untitled players pay the lowest listed price (the rulebook lists none for them).
-PASS_PRICE = (50, 50, 100, 150, 200, 200)
-HIRE_PRICE = (100, 100, 150, 200, 300, 300)
-WAGES = (50, 50, 100, 150, 200, 200)
-TAX = (0, 50, 100, 150, 0, 0)  # what a player of that rank pays to a higher-ranked collector
-
-# ---------------------------------------------------------------- the board
-
-KINDS = {
-    # kind: (extra fields it needs, default name)
-    "collect": (("amount",), "Collect"),
-    "pay": (("amount",), "Pay"),
-    "lose-turn": ((), "Lose a Turn"),
-    "move-ahead": (("steps",), "Move Ahead"),
-    "royal-stipend": (("amount",), "Royal Stipend"),
-    "drawbridge": ((), "Drawbridge"),
-    "dungeon": ((), "Dungeon"),
-    "inherit-cottage": ((), "Inherit Cottage"),
-    "joust": ((), "Joust"),
-    "kings-tournament": ((), "King's Tournament"),
-    "cottage-repairs": ((), "Cottage Repairs"),
-    "hire-champion": ((), "Hire a Champion"),
-    "buy-dungeon-pass": ((), "Buy a Dungeon Pass"),
-    "trial-by-combat": ((), "Trial by Combat"),
-    "sell-cottage": ((), "Sell Cottage"),
-    "kings-favor": ((), "Win King's Favor"),
-    "collect-taxes": ((), "Collect Taxes"),
-    "caught-plotting": ((), "Caught Plotting King's Overthrow"),
-}
-# How many of a kind each wall must have (absent = any number).
-WALL_COUNTS = {
-    "outer": {"drawbridge": 1, "royal-stipend": 1, "dungeon": 1},
-    "inner": {"drawbridge": 1, "royal-stipend": 1, "dungeon": 0},
-}
-
-_BOARDS = {}
-
-
-def _here():
-    f = __file__
-    i = f.rfind("/")
-    return f[:i] if i >= 0 else "."
-
-
-def board_path(name):
-    """The file a board option names: 'standard' is the board shipped with the game."""
-    if name == "standard":
-        return _here() + "/data/medieval_madness_board.json"
-    return name
-
-
-def parse_board(data, where="board"):
-    """Check a board (decoded JSON) and compile it; raises Illegal naming the space and field."""
-    if not isinstance(data, dict):
-        raise Illegal("%s: expected an object with 'outer' and 'inner' lists" % where)
-    for key in sorted(data):
-        if key not in ("name", "about", "outer", "inner"):
-            raise Illegal("%s: unknown field %r (known: about, inner, name, outer)" % (where, key))
-    spaces = []
-    walls = {}
-    first = 0
-    for wall in ("outer", "inner"):
-        items = data.get(wall)
-        if not isinstance(items, list) or len(items) < 4:
-            raise Illegal("%s: '%s' must be a list of at least 4 spaces" % (where, wall))
-        counts = {}
-        ids = []
-        for i in range(len(items)):
-            sp = items[i]
-            at = "%s: %s wall space %d (space number %d)" % (where, wall, i, first + i)
-            if not isinstance(sp, dict):
-                raise Illegal("%s: expected an object with a 'kind'" % at)
-            kind = sp.get("kind")
-            if kind not in KINDS:
-                raise Illegal("%s: field 'kind' is %r, not one of %s" % (at, kind, ", ".join(sorted(KINDS))))
-            needs, default_name = KINDS[kind]
-            for key in sorted(sp):
-                if key not in ("kind", "name") and key not in needs:
-                    raise Illegal("%s: field %r does not belong on a %s space" % (at, key, kind))
-            name = sp.get("name", default_name)
-            if not isinstance(name, str) or not name:
-                raise Illegal("%s: field 'name' must be a non-empty text" % at)
-            out = {"id": first + i, "wall": wall, "kind": kind, "name": name}
-            for key in needs:
-                v = sp.get(key)
-                if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                    raise Illegal("%s: field %r must be a positive whole number, got %r" % (at, key, v))
-                if key == "steps" and v >= len(items):
-                    raise Illegal("%s: field 'steps' must be less than the wall's %d spaces" % (at, len(items)))
-                out[key] = v
-            counts[kind] = counts.get(kind, 0) + 1
-            spaces.append(out)
-            ids.append(first + i)
-        for kind in sorted(WALL_COUNTS[wall]):
-            want = WALL_COUNTS[wall][kind]
-            if counts.get(kind, 0) != want:
-                raise Illegal(
-                    "%s: the %s wall must have exactly %d %s space(s), found %d"
-                    % (where, wall, want, kind, counts.get(kind, 0))
-                )
-        walls[wall] = ids
-        first += len(items)
-    if not any(s["kind"] == "trial-by-combat" for s in spaces):
-        raise Illegal("%s: no trial-by-combat space, so nobody could ever win" % where)
-    board = {"name": data.get("name", where), "spaces": spaces, "walls": walls}
-    for s in spaces:
-        if s["kind"] == "drawbridge":
-            board["bridge_" + s["wall"]] = s["id"]
-        elif s["kind"] == "dungeon":
-            board["dungeon"] = s["id"]
-    return board
-
-
-def load_board(name):
-    """The compiled board for a board option (cached): 'standard' or a file path."""
-    b = _BOARDS.get(name)
-    if b is None:
-        path = board_path(name)
-        try:
-            with open(path) as f:
-                text = f.read()
-        except OSError:
-            raise Illegal("board file %s cannot be read" % path)
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise Illegal("board file %s is not valid JSON: %s" % (path, e))
-        b = parse_board(data, "board " + path)
-        _BOARDS[name] = b
-    return b
-
-
-def _board(state):
-    return load_board(state["options"]["board"])
-
-
-# ---------------------------------------------------------------- words
-
-
-def _pl(state, pid):
-    return state["players"][int(pid[1:]) - 1]
-
-
-def title_name(player, rank=None):
-    r = player["title"] if rank is None else rank
-    return (GIRL_TITLES if player["girl"] else BOY_TITLES)[r]
-
-
-def _who(pid):
-    return "Player " + pid[1:]
-
-
-def _space(board, sid):
-    return board["spaces"][sid]
-
-
-def _pos_name(board, p):
-    if p["at"] < 0:
-        return "the castle entrance"
-    return _space(board, p["at"])["name"]
 
 
 # ---------------------------------------------------------------- set-up
@@ -304,149 +155,6 @@ def legal(state):
     if what in ("use-pass", "buy-pass", "hire", "sell-cottage", "pay-fine", "trial", "champion"):
         return _yes_no(what, who)
     raise Illegal("unknown question %r" % what)  # not reachable with a well-formed state
-
-
-# ---------------------------------------------------------------- money
-
-
-def _titles(state, p, fx):
-    before = p["title"]
-    while p["title"] < PRINCE and p["gold"] >= TITLE_GOLD[p["title"] + 1]:
-        p["title"] += 1
-    if p["title"] > before:
-        say(fx, "%s becomes a %s." % (_who(p["id"]), title_name(p)))
-        cue(fx, "title", player=p["id"], title=title_name(p), rank=p["title"])
-
-
-def _gain(state, p, amount, fx, why):
-    """Gold from the bank (never runs out)."""
-    p["gold"] += amount
-    state["bank_paid"] += amount
-    say(fx, "%s collects %d gold nobles%s." % (_who(p["id"]), amount, why))
-    cue(fx, "gold.collect", player=p["id"], amount=amount)
-    _titles(state, p, fx)
-
-
-def _take_treasury(state, p, amount, fx, why):
-    state["treasury"] -= amount
-    p["gold"] += amount
-    say(fx, "%s takes %d gold nobles from the Royal Treasury%s." % (_who(p["id"]), amount, why))
-    cue(fx, "gold.collect", player=p["id"], amount=amount, source="treasury")
-    _titles(state, p, fx)
-
-
-def _pay(state, p, amount, fx, why, to=None):
-    """Pay the treasury (to=None) or a player. False if it bankrupted the payer.
-
-    A payer who cannot pay in full, or is left with nothing, has run out of money.
-    """
-    paid = min(p["gold"], amount)
-    p["gold"] -= paid
-    if to is None:
-        state["treasury"] += paid
-        where = "to the Royal Treasury"
-    else:
-        q = _pl(state, to)
-        q["gold"] += paid
-        where = "to " + _who(to)
-    say(fx, "%s pays %d gold nobles %s%s." % (_who(p["id"]), paid, where, why))
-    cue(fx, "gold.pay", player=p["id"], amount=paid, to=to or "treasury")
-    if to is not None:
-        _titles(state, _pl(state, to), fx)
-    if p["gold"] <= 0:
-        _bankrupt(state, p, fx)
-        return False
-    return True
-
-
-def _bankrupt(state, p, fx):
-    state["cottages_left"] += p["cottages"]
-    p["cottages"] = 0
-    p["title"] = 0
-    p["champion"] = False
-    p["pass"] = False
-    say(fx, "%s is bankrupt, loses every card and goes to the dungeon." % _who(p["id"]))
-    cue(fx, "bankrupt", player=p["id"])
-    _to_dungeon(state, p, fx)
-    p["gold"] = BANKRUPT_GOLD
-    state["bank_paid"] += BANKRUPT_GOLD
-    say(fx, "The bank gives %s %d gold nobles." % (_who(p["id"]), BANKRUPT_GOLD))
-
-
-def _to_dungeon(state, p, fx):
-    board = _board(state)
-    p["at"] = board["dungeon"]
-    p["dungeon"] = True
-    cue(fx, "dungeon", player=p["id"], space=board["dungeon"])
-
-
-# ---------------------------------------------------------------- movement
-
-
-def _wall_of(board, p):
-    return "outer" if p["at"] < 0 else _space(board, p["at"])["wall"]
-
-
-def _step(board, sid, wall):
-    """The next space clockwise along a wall (-1, the entrance, leads onto space 0)."""
-    ids = board["walls"][wall]
-    if sid < 0:
-        return ids[0]
-    k = sid - ids[0] + 1
-    return ids[k % len(ids)]
-
-
-def _cross(state, p, fx, board):
-    """Take the drawbridge to the other wall; False if the fee bankrupted the player."""
-    here = _space(board, p["at"])["wall"]
-    other = "inner" if here == "outer" else "outer"
-    p["at"] = board["bridge_" + other]
-    say(fx, "%s crosses the drawbridge to the %s wall." % (_who(p["id"]), other))
-    cue(fx, "drawbridge", player=p["id"], wall=other, space=p["at"])
-    return _pay(state, p, DRAWBRIDGE_FEE, fx, " to cross the drawbridge")
-
-
-def _walk(state, p, steps, fx, may_cross, decided=False):
-    """Move a pawn clockwise. Returns "landed", "asked" (route question) or "bankrupt".
-
-    At the drawbridge (passing it or starting on it) a Duke or higher may cross;
-    a lower title on the inner wall must cross back. decided: the route question
-    for the bridge the pawn stands on has been answered.
-    """
-    board = _board(state)
-    while steps > 0:
-        if p["at"] >= 0 and not decided and _space(board, p["at"])["kind"] == "drawbridge":
-            wall = _space(board, p["at"])["wall"]
-            if wall == "inner" and p["title"] < DUKE:
-                if not _cross(state, p, fx, board):
-                    return "bankrupt"
-            elif may_cross and p["title"] >= DUKE:
-                state["ask"] = {"who": p["id"], "what": "route", "steps": steps}
-                return "asked"
-        decided = False
-        p["at"] = _step(board, p["at"], _wall_of(board, p))
-        steps -= 1
-        sp = _space(board, p["at"])
-        if steps > 0 and sp["kind"] == "royal-stipend":
-            _gain(state, p, sp["amount"], fx, " passing the Royal Stipend")
-    return "landed"
-
-
-def _move_to(state, p, target, fx):
-    """A pawn called to a contest: around its wall (collecting stipends) or straight across."""
-    board = _board(state)
-    if p["at"] == target:
-        return
-    if p["at"] >= 0 and _space(board, p["at"])["wall"] == _space(board, target)["wall"]:
-        while p["at"] != target:
-            p["at"] = _step(board, p["at"], _space(board, target)["wall"])
-            sp = _space(board, p["at"])
-            if p["at"] != target and sp["kind"] == "royal-stipend":
-                _gain(state, p, sp["amount"], fx, " passing the Royal Stipend")
-    else:
-        p["at"] = target
-    say(fx, "%s moves to %s." % (_who(p["id"]), _space(board, target)["name"]))
-    cue(fx, "move", player=p["id"], space=target)
 
 
 def _moved(state, p, fx, how):

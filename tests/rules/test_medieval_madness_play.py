@@ -4,12 +4,14 @@ import json
 
 from rtest import Illegal, Match, Rng, check_replay, clone, dumps, load, raises, random_playouts, scale
 
+from shared_rules import mm_board
+
 MM = load("medieval-madness")
-ROOT = MM._here() + "/.."
+ROOT = mm_board._here() + "/.."
 
 
 def standard_data():
-    with open(MM.board_path("standard")) as f:
+    with open(mm_board.board_path("standard")) as f:
         return json.loads(f.read())
 
 
@@ -23,7 +25,7 @@ def books_balance(m, inp, fx):
         held += p["gold"]
         cottages += p["cottages"]
         if p["dungeon"]:
-            assert p["at"] == MM.load_board("standard")["dungeon"]
+            assert p["at"] == mm_board.load_board("standard")["dungeon"]
     assert held + s["treasury"] == MM.START_TREASURY + s["bank_paid"], "gold appeared or vanished after %r" % inp
     assert cottages == MM.COTTAGES
     assert s["treasury"] >= 0
@@ -96,9 +98,9 @@ def test_girls_take_girls_titles():
 
 
 def test_standard_board_has_both_walls_with_the_required_spaces():
-    b = MM.load_board("standard")
+    b = mm_board.load_board("standard")
     kinds = [s["kind"] for s in b["spaces"]]
-    for k in MM.KINDS:
+    for k in mm_board.KINDS:
         assert k in kinds, "the standard board has no %s space" % k
     assert b["spaces"][b["dungeon"]]["wall"] == "outer"
     assert b["spaces"][b["bridge_outer"]]["kind"] == "drawbridge"
@@ -108,7 +110,7 @@ def test_standard_board_has_both_walls_with_the_required_spaces():
 
 
 def test_a_board_file_given_by_path_is_used():
-    m = Match(MM, {"players": 2, "board": MM.board_path("standard")}, 3)
+    m = Match(MM, {"players": 2, "board": mm_board.board_path("standard")}, 3)
     m.apply({"t": "roll", "by": "p1", "dice": [3, 3]})
     assert m.view()["players"][0]["space_name"] == "Found a Purse"
 
@@ -121,7 +123,7 @@ def test_a_missing_board_file_is_named():
 def bad_board(change):
     data = standard_data()
     change(data)
-    return str(raises(Illegal, MM.parse_board, data, "myboard"))
+    return str(raises(Illegal, mm_board.parse_board, data, "myboard"))
 
 
 def test_board_errors_name_the_space_and_field():
