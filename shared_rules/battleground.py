@@ -677,12 +677,10 @@ def _resolve_shot(state, fx):
                 _knock(state, b)
                 cue(fx, "brick.removed", side=s, piece=b)
                 n += 1
-        if n:
-            say(
-                fx,
-                "%d %s brick%s knocked down: remove %s."
-                % (n, ARMY[s], "s" if n > 1 else "", "them" if n > 1 else "it"),
-            )
+        if n == 1:
+            say(fx, "A %s brick is knocked down: remove it." % ARMY[s])
+        elif n:
+            say(fx, "%d %s bricks are knocked down: remove them." % (n, ARMY[s]))
         n = 0
         for f in flags(state, s):
             if f in falls:

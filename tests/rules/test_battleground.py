@@ -255,7 +255,7 @@ def test_when_both_heroes_fall_for_good_in_one_shot_the_shooter_wins():
 
 def test_bricks_knocked_over_are_removed_and_change_nothing_else():
     m = play(BG, ready() + shot("orcs", "cannon", "warrior1", ["knights.brick1", "knights.brick3"]), options=SMALL)
-    assert "2 Knight bricks knocked down: remove them." in says(m.effects[-1])
+    assert "2 Knight bricks are knocked down: remove them." in says(m.effects[-1])
     assert m.view()["armies"]["knights"]["bricks_up"] == ["knights.brick2", "knights.brick4"]
     assert cues(m.effects[-1]).count("brick.removed") == 2
 
