@@ -26,13 +26,15 @@ DEFAULTS = {
     "tilt_settle_ms": 100,  # a tilt reading must hold this long before it counts
     "presence_settle_ms": 150,
     "scan_ms": 5,  # multiplexer scan interval
-    "beat_ms": 2000,  # heartbeat interval
+    "beat_ms": 5000,  # heartbeat interval
     "resend_ms": 1000,  # resend unacknowledged events after this long without an evack
     "outbox": 128,  # events kept until acknowledged
     "ring": 256,  # captured edges waiting for the sensing task
     "wdt_ms": 8000,  # watchdog: the board resets if the sensing loop stalls this long
 }
-GLOBAL_KEYS = ("min_pulse_us", "lockout_ms", "settle_ms", "beat_ms", "resend_ms")
+# Host `config` keys: "<kind or sensor id>.<setting>" (e.g. beam.min_us, tower-3.lockout_ms) or a board setting.
+SENSOR_KEYS = ("min_us", "lockout_ms", "stable_ms")
+BOARD_KEYS = ("beat_ms", "resend_ms")
 
 
 def _pull(spec):
@@ -48,7 +50,7 @@ class App:
     def __init__(self, cfg):
         self.cfg = cfg
         self.board = cfg["board"]
-        self.profile = cfg.get("profile", "unknown")
+        self.role = cfg.get("role") or cfg.get("profile") or "board"  # hello's profile: what the board is for
         self.boot = hal.boot_id()
         self.opt = {}
         for k in DEFAULTS:
@@ -141,7 +143,7 @@ class App:
         self.wake.set()
 
     def hello(self):
-        self.send_ctl("hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensor_list()))
+        self.send_ctl("hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list()))
 
     def dropped(self):
         return self.ring.ctl[2] + self.dropped_events
@@ -185,16 +187,16 @@ class App:
             typ, f = wire.decode(line)
         except Exception as e:  # WireError names the reason; anything else is a malformed frame
             self.rejected += 1
-            self.error(0, getattr(e, "reason", wire.R_SYNTAX))
+            reason = getattr(e, "reason", wire.R_SYNTAX)
+            if reason not in (wire.R_CRC, wire.R_SYNTAX, wire.R_LENGTH):  # line noise gets no answer
+                self.error(0, reason)
             return
         if typ not in ("led", "config", "ping", "evack"):
             self.rejected += 1
             self.error(0, "wrong-direction")
             return
         if f[0] != self.board:
-            self.rejected += 1
-            if typ != "evack":
-                self.error(f[1], "wrong-board")
+            self.rejected += 1  # addressed to another board: ignored, as the protocol says
             return
         if self.link is not None:
             self.link.heard()
@@ -254,20 +256,18 @@ class App:
             return "bad-value"
         if v < 0:
             return "bad-value"
-        sid, dot, k = key.rpartition(".")
-        targets = self.sensors
-        if dot:
-            s = self.by_id.get(sid)
-            if s is None:
-                return "unknown-sensor"
-            targets = (s,)
-        if k not in GLOBAL_KEYS:
-            return "unknown-key"
-        if k in ("beat_ms", "resend_ms"):
-            if dot:
-                return "unknown-key"
-            self.opt[k] = max(v, 100)
+        if key in BOARD_KEYS:
+            self.opt[key] = max(v, 100)
             return None
+        scope, dot, k = key.rpartition(".")
+        if not dot or k not in SENSOR_KEYS:
+            return "unknown-key"
+        if scope in ("beam", "tilt", "presence"):
+            targets = [s for s in self.sensors if s.kind == scope]
+        elif scope in self.by_id:
+            targets = [self.by_id[scope]]
+        else:
+            return "unknown-sensor"
         hit = False
         for s in targets:
             if s.set(k, v):

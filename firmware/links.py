@@ -48,6 +48,7 @@ class SerialLink:
         self._state("waiting")
         asyncio.create_task(self._rx(asyncio.StreamReader(rx)))
         app = self.app
+        tx.write(b"\n")  # ends whatever boot chatter came before, so the hello arrives clean
         app.hello()
         while True:
             await app.wake.wait()

@@ -166,7 +166,7 @@ class BeamSensor(Sensor):
         self.emit(self, 1, t, w)
 
     def set(self, key, value):
-        if key == "min_pulse_us":
+        if key == "min_us":
             self.beam.min_pulse_us = value
         elif key == "lockout_ms":
             self.beam.lockout_us = value * 1000
@@ -240,7 +240,7 @@ class Settled(Sensor):
             self.emit(self, state, self.changed, 0)
 
     def set(self, key, value):
-        if key == "settle_ms":
+        if key == "stable_ms":
             self.settle_us = value * 1000
             return True
         return False
@@ -249,8 +249,7 @@ class Settled(Sensor):
 class Mux:
     """A CD74HC4067-style analog multiplexer: select lines pick which channel the sig pin reads.
 
-    Scanned from the sensing task (no IRQ): Ringo's 41 cells fit three 16-channel muxes
-    sharing the select lines.
+    Scanned from the sensing task (no IRQ): Ringo's 41 cells fit three 16-channel muxes.
     """
 
     def __init__(self, sig, select, pull):

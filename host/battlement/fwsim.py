@@ -1,0 +1,325 @@
+"""Run the real board firmware under the MicroPython unix port, with simulated pins.
+
+The firmware in firmware/ runs unchanged; only `machine` and `neopixel` are
+replaced (tests/firmware/fakes, through MICROPYPATH). This object drives the
+simulated pins from outside over a loopback control socket, so a test or the
+bridge's simulator can drop balls, tip towers and place pieces while the
+firmware talks to the host over its real link:
+
+    with FirmwareProcess("pong-a", "pico-w", {"tower-a1": "beam", "tilt-a1": "tilt"},
+                         transport="serial", port=pty_b, leds=10) as fw:
+        fw.drop_ball("tower-a1", width_ms=12)      # one event: beam 1, width 12000 us
+        fw.tilt("tilt-a1", fallen=True)           # tilt 1 once settled (settle time simulated)
+        fw.wait_pixels(lambda px: px[3] == (255, 0, 0), timeout=5)
+
+    FirmwareProcess(board_id, profile, sensors, transport="serial", port=PTY_PATH)
+    FirmwareProcess(board_id, profile, sensors, transport="mqtt", mqtt_url="mqtt://127.0.0.1:1883", table="hall-1")
+
+sensors: {id: kind} (pins assigned from the profile in sorted id order) or a
+list of pin-map entries ({"id", "kind", "pin", "lower", "mux", "channel", ...}),
+or pass a whole pin map with `pinmap=` (e.g. hardware/boards/pong-a.json).
+A beam with "two": true gets a lower beam (mouth + lower, bounce-outs not counted).
+
+Methods: start()/stop() (or use as a context manager), pulse(sensor, width_us),
+drop_ball(sensor, width_ms=10, bounce=False), tilt(sensor, fallen),
+presence(sensor, occupied), advance(us), sync(), pixels(), wait_pixels(pred, timeout),
+log() (the firmware's stderr/stdout). The clock the firmware measures pulses
+with is virtual: widths are exact and settle times pass instantly when asked
+(settle=True), so nothing depends on how busy the machine is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from battlement import hardware
+from battlement.errors import UserError
+
+ROOT = hardware.ROOT
+FIRMWARE = ROOT / "firmware"
+FAKES = ROOT / "tests" / "firmware" / "fakes"
+WIRE = pathlib.Path(__file__).resolve().parent / "wire.py"
+
+
+def micropython_binary() -> str:
+    exe = pathlib.Path(sys.executable).parent / "micropython"
+    found = str(exe) if exe.exists() else shutil.which("micropython")
+    if not found:
+        raise UserError("the micropython unix port is not installed; run `make setup`")
+    return found
+
+
+def firmware_modules() -> list[pathlib.Path]:
+    """Every module a board gets: firmware/*.py plus the shared wire codec."""
+    return sorted(FIRMWARE.glob("*.py")) + [WIRE]
+
+
+def stage(dest: str | pathlib.Path) -> pathlib.Path:
+    """Copy the firmware and wire.py into dest (what a board's filesystem holds)."""
+    d = pathlib.Path(dest)
+    d.mkdir(parents=True, exist_ok=True)
+    for src in firmware_modules():
+        shutil.copyfile(src, d / src.name)
+    return d
+
+
+def micropython_env(code_dir: str | pathlib.Path, extra: dict | None = None) -> dict:
+    env = dict(os.environ)
+    env["MICROPYPATH"] = "%s:%s:.frozen" % (FAKES, code_dir)
+    env.update(extra or {})
+    return env
+
+
+class FirmwareProcess:
+    def __init__(
+        self,
+        board_id: str,
+        profile: str = "pico-w",
+        sensors=None,
+        transport: str = "serial",
+        port: str | None = None,
+        mqtt_url: str | None = None,
+        table: str = "table",
+        leds: int = 10,
+        pinmap: dict | str | None = None,
+        settings: dict | None = None,
+        heapsize: str | None = None,
+    ):
+        if pinmap is not None:
+            m = hardware.load_map(pinmap) if isinstance(pinmap, (str, pathlib.Path)) else dict(pinmap)
+        else:
+            m = hardware.pins_for(profile, sensors or {}, leds)
+        m = dict(m)
+        m["board"] = board_id
+        m.update(settings or {})
+        problems = hardware.check(m, "simulated board %s" % board_id)
+        if problems:
+            raise UserError("; ".join(problems))
+        self.board = board_id
+        if transport == "mqtt":
+            if not mqtt_url:
+                raise UserError("transport mqtt needs mqtt_url")
+            from battlement.transport.mqtt import parse_url
+
+            host, mport, _tls, user, password = parse_url(mqtt_url)
+            m["transport"] = "mqtt"
+            m["mqtt"] = {"host": host, "port": mport, "table": table, "user": user or "", "password": password or "", "keepalive": 5}
+        elif transport == "serial":
+            if not port:
+                raise UserError("transport serial needs port (the board's end of a pty pair)")
+            m["transport"] = "serial"
+            m["serial"] = {"path": port}
+        else:
+            raise UserError("transport must be serial or mqtt, not %r" % transport)
+        self.config = m
+        self.specs = {s["id"]: s for s in m["sensors"]}
+        self.heapsize = heapsize
+        self.proc: subprocess.Popen | None = None
+        self._dir: pathlib.Path | None = None
+        self._ctl: socket.socket | None = None
+        self._lock = threading.Condition()
+        self._pixels: list[tuple[int, int, int]] = []
+        self._px_frames = 0
+        self._synced = 0
+        self._sync_no = 0
+        self._reader: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------
+
+    def start(self) -> FirmwareProcess:
+        self._dir = pathlib.Path(tempfile.mkdtemp(prefix="battlement-fw-"))
+        code = stage(self._dir / "code")
+        (self._dir / "config.json").write_text(json.dumps(self.config))
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        srv.settimeout(15)
+        env = micropython_env(
+            code,
+            {"BATTLEMENT_SIM": "127.0.0.1:%d" % srv.getsockname()[1], "BATTLEMENT_CONFIG": str(self._dir / "config.json")},
+        )
+        cmd = [micropython_binary()]
+        if self.heapsize:
+            cmd += ["-X", "heapsize=" + self.heapsize]
+        cmd += [str(code / "main.py")]
+        self._logf = open(self._dir / "firmware.log", "wb")
+        self.proc = subprocess.Popen(cmd, cwd=str(self._dir), env=env, stdout=self._logf, stderr=subprocess.STDOUT)
+        try:
+            self._ctl, _ = srv.accept()
+        except OSError:
+            self.stop()
+            raise RuntimeError("simulated board %s did not start: %s" % (self.board, self.log()[-800:]))
+        finally:
+            srv.close()
+        self._ctl.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._reader = threading.Thread(target=self._read_loop, daemon=True)
+        self._reader.start()
+        return self
+
+    def stop(self) -> None:
+        if self._ctl is not None:
+            try:
+                self._ctl.close()  # the fake machine exits when its controller goes away
+            except OSError:
+                pass
+            self._ctl = None
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.proc.wait(2)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(3)
+        if getattr(self, "_logf", None):
+            self._logf.close()
+        if self._dir is not None:
+            self._last_log = self.log()
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __enter__(self) -> FirmwareProcess:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log(self) -> str:
+        if self._dir is None:
+            return getattr(self, "_last_log", "")
+        try:
+            return (self._dir / "firmware.log").read_text(errors="replace")
+        except OSError:
+            return ""
+
+    # --- control channel ------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        buf = b""
+        sock = self._ctl
+        while sock is not None:
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                break
+            if not data:
+                break
+            buf += data
+            *lines, buf = buf.split(b"\n")
+            with self._lock:
+                for line in lines:
+                    if line.startswith(b"px "):
+                        self._pixels = [
+                            (int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)) for c in line[3:].decode().split(",") if c
+                        ]
+                        self._px_frames += 1
+                    elif line.startswith(b"sync "):
+                        self._synced = int(line[5:])
+                self._lock.notify_all()
+
+    def _send(self, *cmds: str) -> None:
+        if self._ctl is None:
+            raise RuntimeError("simulated board %s is not running" % self.board)
+        self._ctl.sendall((";".join(cmds) + "\n").encode())
+
+    def sync(self, timeout: float = 10.0) -> None:
+        """Wait until the firmware has applied every pin change sent so far."""
+        self._sync_no += 1
+        n = self._sync_no
+        self._send("sync %d" % n)
+        with self._lock:
+            if not self._lock.wait_for(lambda: self._synced >= n or not self.alive(), timeout):
+                raise TimeoutError("simulated board %s did not answer sync" % self.board)
+
+    def _spec(self, sensor: str, kind: str | None = None) -> dict:
+        s = self.specs.get(sensor)
+        if s is None:
+            raise UserError("board %s has no sensor %r (it has %s)" % (self.board, sensor, ", ".join(sorted(self.specs))))
+        if kind and s["kind"] != kind:
+            raise UserError("sensor %s on %s is a %s, not a %s" % (sensor, self.board, s["kind"], kind))
+        return s
+
+    def _level_cmd(self, s: dict, on: bool) -> str:
+        active = s.get("active", 0)
+        level = active if on else 1 - active
+        if "mux" in s:
+            mc = self.config["muxes"][s["mux"]]
+            return "mux %d %s %d %d" % (mc["sig"], ",".join(str(p) for p in mc["select"]), s["channel"], level)
+        return "set %d %d" % (s["pin"], level)
+
+    def advance(self, us: int) -> None:
+        """Move the firmware's sensor clock forward by us microseconds."""
+        self._send("adv %d" % us)
+
+    def _pulse_cmds(self, s: dict, pin_key: str, width_us: int) -> list[str]:
+        active = s.get("active", 0)
+        pin = s[pin_key]
+        return ["set %d %d" % (pin, active), "adv %d" % width_us, "set %d %d" % (pin, 1 - active)]
+
+    def pulse(self, sensor: str, width_us: int, lower: bool = False, gap_us: int | None = None) -> None:
+        """Break one beam (the mouth, or the lower beam) for exactly width_us, then leave a gap."""
+        s = self._spec(sensor, "beam")
+        gap = gap_us if gap_us is not None else 1000 * s.get("lockout_ms", self.config.get("lockout_ms", 5)) + 1000
+        cmds = self._pulse_cmds(s, "lower" if lower else "pin", width_us)
+        self._send(*cmds, "adv %d" % gap)
+
+    def drop_ball(self, sensor: str, width_ms: float = 10, bounce: bool = False) -> None:
+        """A ball into a beam sensor. Two-beam sensors: through the mouth, then the lower beam unless bounce."""
+        s = self._spec(sensor, "beam")
+        w = int(width_ms * 1000)
+        gap = 1000 * s.get("lockout_ms", self.config.get("lockout_ms", 5)) + 1000
+        cmds = self._pulse_cmds(s, "pin", w)
+        if "lower" in s:
+            cmds += ["adv 30000"]
+            if not bounce:
+                cmds += self._pulse_cmds(s, "lower", w)
+        self._send(*cmds, "adv %d" % gap)
+
+    def _settled(self, s: dict, on: bool, settle: bool) -> None:
+        cmds = [self._level_cmd(s, on)]
+        if settle:
+            default = self.config.get(s["kind"] + "_settle_ms", 100 if s["kind"] == "tilt" else 150)
+            ms = s.get("settle_ms", default) + 2 * self.config.get("scan_ms", 5) + 2
+            # Let a mux scan see the new level before the clock jumps, so settling is timed from it.
+            self._send(*cmds)
+            self.sync()
+            time.sleep(0.02)
+            cmds = ["adv %d" % (ms * 1000)]
+        self._send(*cmds)
+
+    def tilt(self, sensor: str, fallen: bool, settle: bool = True) -> None:
+        """Tip a tower or figure over (fallen=True) or stand it up; settle=True skips the settle wait."""
+        self._settled(self._spec(sensor, "tilt"), fallen, settle)
+
+    def presence(self, sensor: str, occupied: bool, settle: bool = True) -> None:
+        """Put a piece on a cell (occupied=True) or take it away."""
+        self._settled(self._spec(sensor, "presence"), occupied, settle)
+
+    def raw(self, *cmds: str) -> None:
+        """Send control commands as they are (set/adv/mux; see tests/firmware/fakes/machine.py)."""
+        self._send(*cmds)
+
+    # --- LEDs -------------------------------------------------------------------
+
+    def pixels(self) -> list[tuple[int, int, int]]:
+        """The colours the NeoPixel strip shows now, as (r, g, b) per pixel."""
+        with self._lock:
+            return list(self._pixels)
+
+    def wait_pixels(self, predicate, timeout: float = 5.0) -> list[tuple[int, int, int]]:
+        """Wait until predicate(pixels) is true; returns those pixels or raises TimeoutError."""
+        with self._lock:
+            ok = self._lock.wait_for(lambda: bool(self._pixels) and predicate(list(self._pixels)), timeout)
+            if not ok:
+                raise TimeoutError("pixels never matched on %s; last shown %s" % (self.board, self._pixels))
+            return list(self._pixels)
