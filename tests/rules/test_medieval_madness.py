@@ -604,3 +604,46 @@ def test_nothing_is_hidden_every_viewer_sees_the_same_table():
     roll(m, "p1", 3, 3)
     assert dumps(m.view(None)["players"]) == dumps(m.view("p2")["players"])
     assert MM.view(m.state, None) == MM.view(m.state, "p3")
+
+
+# ---------------------------------------------------------------- more corners
+
+
+def test_a_tournament_tie_costs_nobody_the_champion():
+    m = new(2)
+    put(m, "p1", 10, champion=True)
+    put(m, "p2", 0, champion=True)
+    roll(m, "p1", 1, 1)
+    m.apply({"t": "tournament", "by": "p1", "player": "p2"})
+    m.apply({"t": "champion", "by": "p1", "yes": True})
+    m.apply({"t": "champion", "by": "p2", "yes": True})
+    die(m, "p1", 4)
+    die(m, "p2", 4)
+    assert pl(m, "p1")["champion"] and pl(m, "p2")["champion"] and m.state["treasury"] == 500
+
+
+def test_a_drawbridge_fee_that_bankrupts_ends_the_move_in_the_dungeon():
+    m = new(2)
+    put(m, "p1", 42, gold=100)  # a lower title on the inner wall, forced back across
+    fx = roll(m, "p1", 2, 2)
+    p = pl(m, "p1")
+    assert p["dungeon"] and p["at"] == 20 and p["gold"] == 200
+    assert "bankrupt" in cues(fx) and m.awaiting() == ["p2"]
+
+
+def test_trial_defenders_who_play_and_lose_their_champion_lose_it():
+    m = new(3)
+    put(m, "p1", 34, gold=6000, title=4)
+    put(m, "p2", 0, champion=True)
+    put(m, "p3", 0, champion=True)
+    roll(m, "p1", 1, 1)
+    m.apply({"t": "trial", "by": "p1", "yes": True})
+    m.apply({"t": "champion", "by": "p2", "yes": True})
+    die(m, "p1", 6)
+    die(m, "p2", 1)
+    m.apply({"t": "champion", "by": "p3", "yes": False})
+    die(m, "p1", 2)
+    die(m, "p3", 5)
+    assert not pl(m, "p2")["champion"] and pl(m, "p3")["champion"]
+    assert pl(m, "p2")["at"] == 0 and pl(m, "p3")["at"] == 0  # nobody moves for a trial
+    assert not m.over
