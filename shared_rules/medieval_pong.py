@@ -1,0 +1,1025 @@
+"""Medieval Pong: two kingdoms of towers, hidden characters and crowns (docs/rules/medieval-pong.md).
+
+Towers are named by the sensor in them (A1..C3, or A1..F1 with 2 sets), so a
+tower keeps its name when it is swapped, turned into a roof or stacked. Where a
+tower physically stands is not tracked: a swap is done out of sight and the
+engine only records that the side had the chance.
+
+Runs under CPython and MicroPython; pure, no I/O.
+"""
+
+from shared_rules.engine import Illegal, cue, prompt, say, seed_rng
+
+NAME = "medieval-pong"
+TITLE = "Medieval Pong"
+SIDES = ("blue", "red")
+SENSED = ("ball", "tie", "tilt")
+MAX_STEPS = 3000
+
+NOBLES = ("princess", "king", "dragon")
+BASE = ("architect", "blacksmith", "blind-magician", "ghost", "gunner", "seer")
+ALTERNATIVE = ("archer", "catapult", "guard", "hunter", "ninja", "two-sword-knight")
+CHARACTERS = tuple(sorted(NOBLES + BASE + ALTERNATIVE))
+TITLES = {
+    "princess": "Princess", "king": "King", "dragon": "Dragon", "architect": "Architect",
+    "blacksmith": "Blacksmith", "blind-magician": "Blind Magician", "ghost": "Ghost", "gunner": "Gunner",
+    "seer": "Seer", "archer": "Archer", "catapult": "Catapult", "guard": "Guard", "hunter": "Hunter",
+    "ninja": "Ninja", "two-sword-knight": "Two-Sword Knight",
+}
+SCENARIOS = {
+    "base": NOBLES + BASE,
+    "ultimate-defense": NOBLES + ("architect", "guard", "blind-magician", "hunter", "seer", "catapult"),
+    "challenges-galore": NOBLES + ("ninja", "blacksmith", "two-sword-knight", "catapult", "gunner", "ghost"),
+    "elite-marksmen": NOBLES + ("architect", "gunner", "blind-magician", "ghost", "archer", "catapult"),
+    "single-target": ("king", "dragon", "seer", "blind-magician", "ninja", "hunter", "guard",
+                      "two-sword-knight", "archer"),
+    "vanished-dragon": ("princess", "king", "seer", "architect", "gunner", "blacksmith", "ninja",
+                        "two-sword-knight", "archer"),
+}
+TEAMS = ["base", "challenges-galore", "custom", "elite-marksmen", "full-set", "single-target",
+         "ultimate-defense", "vanished-dragon"]
+# Padlocks printed on each alternative token (the rulebook does not give the numbers; see the doc).
+PADLOCKS = {"archer": 2, "catapult": 3, "guard": 2, "hunter": 3, "ninja": 1, "two-sword-knight": 1}
+
+OPTIONS = {
+    "team": {"default": "base", "choices": TEAMS,
+             "help": "characters per side: base, a named scenario, custom (Princess+King+Dragon+6 picked), "
+                     "or full-set (draft from the 12 others)"},
+    "sets": {"default": 1, "choices": [1, 2],
+             "help": "2 = two boxes: 18 towers in rows 5-4-3-3-2-1, two of each noble, 2 crowns to win"},
+    "tactical": {"default": False, "choices": [False, True],
+                 "help": "on its turn a side may swap two of its towers instead of throwing"},
+    "extra_throw": {"default": "none", "choices": ["none", "blue", "red", "both"],
+                    "help": "balance the levels: these sides get a second throw when the first misses"},
+    "first": {"default": "red", "choices": ["red", "blue"], "help": "the side that throws first"},
+    "unlocked": {"default": "all", "choices": None,
+                 "help": "alternative characters that may be played: all, none, or a comma list "
+                         "(e.g. ninja,archer); see unlocks()"},
+}
+
+TWO_BALLS = ("blacksmith", "two-sword-knight")
+MODES = {
+    "normal": "a normal throw",
+    "dragon": "the Dragon's throw: if it misses, the Dragon destroys one of your own towers",
+    "ghost": "the Ghost's throw: blow the ball off the hollow of your hand",
+    "blacksmith": "the Blacksmith's throw: two balls in one hand",
+    "two-sword-knight": "the Two-Sword Knight's throw: one ball in each hand, thrown together",
+    "gunner": "the Gunner's throw: throw the ball from inside the Gunner's tower held in your hand",
+    "blind-magician": "the Blind Magician's throw: eyes closed; a hit lets you rebuild a tower",
+    "archer": "the Archer's throw: step back one pace; a hit makes your opponent destroy a second tower",
+    "catapult": "the Catapult's throw: flick the ball from a tower on your rampart",
+}
+ROWS = {1: (("A", 3), ("B", 3), ("C", 3)), 2: (("A", 5), ("B", 4), ("C", 3), ("D", 3), ("E", 2), ("F", 1))}
+
+
+def tower_names(sets):
+    out = []
+    for row, n in ROWS[sets]:
+        for i in range(1, n + 1):
+            out.append("%s%d" % (row, i))
+    return out
+
+
+def other(side):
+    return "red" if side == "blue" else "blue"
+
+
+def side_name(side):
+    return "Red" if side == "red" else "Blue"
+
+
+def title(ch):
+    return TITLES[ch]
+
+
+def parse_unlocked(text):
+    """The alternative characters the option `unlocked` allows (sorted)."""
+    text = (text or "").strip()
+    if text == "all":
+        return list(ALTERNATIVE)
+    if text in ("", "none"):
+        return []
+    out = []
+    for name in text.split(","):
+        name = name.strip()
+        if name not in ALTERNATIVE:
+            raise Illegal("option unlocked: %r is not an alternative character (%s)" % (name, ", ".join(ALTERNATIVE)))
+        if name not in out:
+            out.append(name)
+    return sorted(out)
+
+
+# ---------------------------------------------------------------- setup
+
+
+def setup(options, seed):
+    sets = options["sets"]
+    team = options["team"]
+    unlocked = parse_unlocked(options["unlocked"])
+    if sets == 2 and team != "base":
+        raise Illegal("with 2 sets each side takes the fixed 18-character roster; leave team=base")
+    if sets == 2:
+        hand = sorted(NOBLES + NOBLES + BASE + ALTERNATIVE)
+    elif team in SCENARIOS:
+        hand = sorted(SCENARIOS[team])
+    else:
+        hand = sorted(NOBLES)
+    if team != "custom":
+        locked = [c for c in hand if c in ALTERNATIVE and c not in unlocked]
+        if team == "full-set":
+            locked = [c for c in ALTERNATIVE if c not in unlocked]
+        if locked:
+            raise Illegal("team %s needs %s, still locked by padlocks" % (team, ", ".join(title(c) for c in locked)))
+    names = tower_names(sets)
+    crowns = 0
+    for c in hand:
+        if c in ("princess", "king"):
+            crowns += 1
+    state = {
+        "game": NAME, "options": options, "rng": seed_rng(seed), "over": False, "winner": None,
+        "phase": "team" if team in ("custom", "full-set") else "place",
+        "target": 2 if sets == 2 else 1,
+        "captured": {"blue": 0, "red": 0},
+        "unlocked": unlocked,
+        "pool": sorted(BASE + ALTERNATIVE) if team == "full-set" else [],
+        "draft": options["first"],
+        "steps": [],
+        "sides": {},
+    }
+    for s in SIDES:
+        towers = {}
+        for t in names:
+            towers[t] = {"ch": None, "crown": False, "st": "up", "on": None, "known": False, "was": None}
+        state["sides"][s] = {"towers": towers, "hand": list(hand), "ready": False, "discarded": [],
+                             "bitten": False, "trap": None, "picked": 0}
+    if sets == 1 and team in SCENARIOS and crowns == 0:
+        raise Illegal("team %s has no Princess or King to wear a crown" % team)
+    if state["pool"]:
+        state["pool"] = [c for c in state["pool"] if c not in ALTERNATIVE or c in unlocked]
+    return state
+
+
+def _team_size(state):
+    return len(state["sides"]["red"]["towers"])
+
+
+def _pick_choices(state, s):
+    team = state["options"]["team"]
+    if team == "full-set":
+        return list(state["pool"])
+    hand = state["sides"][s]["hand"]
+    return sorted(c for c in BASE + ALTERNATIVE if c not in hand and (c in BASE or c in state["unlocked"]))
+
+
+def _team_awaiting(state):
+    if state["options"]["team"] == "full-set":
+        return [state["draft"]]
+    n = _team_size(state)
+    return [s for s in SIDES if len(state["sides"][s]["hand"]) < n]
+
+
+# ---------------------------------------------------------------- queries
+
+
+def _towers(state, s):
+    return state["sides"][s]["towers"]
+
+
+def _covered(state, s, t):
+    """The roof or guard tower sitting on tower t, or None."""
+    tw = _towers(state, s)
+    for name in sorted(tw):
+        x = tw[name]
+        if x["on"] == t and x["st"] in ("roof", "guard"):
+            return name
+    return None
+
+
+def enterable(state, s):
+    """Towers of side s a ball can enter now: standing, uncovered, and guard towers on top."""
+    tw = _towers(state, s)
+    return [t for t in sorted(tw) if (tw[t]["st"] == "up" and _covered(state, s, t) is None) or tw[t]["st"] == "guard"]
+
+
+def _roofs(state, s):
+    tw = _towers(state, s)
+    return [t for t in sorted(tw) if tw[t]["st"] == "roof"]
+
+
+def _cover_targets(state, s):
+    tw = _towers(state, s)
+    return [t for t in sorted(tw) if tw[t]["st"] == "up" and _covered(state, s, t) is None]
+
+
+def _destroy_choices(state, s):
+    """What a side may destroy by its own choice (Dragon's rage, Archer, Ninja): never a Dragon nor a bare crown."""
+    tw = _towers(state, s)
+    out = []
+    for t in sorted(tw):
+        x = tw[t]
+        cover = x["st"] in ("roof", "guard")
+        if cover or (x["st"] == "up" and _covered(state, s, t) is None and x["ch"] not in (None, "dragon")):
+            out.append(t)
+    return out
+
+
+def _bare_crowns(state, s):
+    tw = _towers(state, s)
+    return [t for t in sorted(tw) if tw[t]["st"] == "up" and tw[t]["crown"] and tw[t]["ch"] is None
+            and _covered(state, s, t) is None]
+
+
+def _rebuild_options(state, s):
+    side = state["sides"][s]
+    box = [t for t in sorted(side["towers"]) if side["towers"][t]["st"] == "box"]
+    chars = sorted(set(side["discarded"]))
+    return [(t, c) for t in box for c in chars]
+
+
+# ---------------------------------------------------------------- steps (what the game waits for)
+
+
+def _turn(side, state, mode="normal", start=True, extra=None, gun=None):
+    if extra is None:
+        ex = state["options"]["extra_throw"]
+        extra = 1 if (ex == side or ex == "both") and mode != "dragon" else 0
+    return {"k": "throw", "side": side, "mode": mode, "balls": 2 if mode in TWO_BALLS else 1,
+            "entered": [], "extra": extra, "start": start, "gun": gun, "tipped": False}
+
+
+def _head(state):
+    return state["steps"][0] if state["steps"] else None
+
+
+def awaiting(state):
+    if state["over"]:
+        return []
+    if state["phase"] == "team":
+        return _team_awaiting(state)
+    if state["phase"] == "place":
+        return [s for s in SIDES if not state["sides"][s]["ready"]]
+    h = _head(state)
+    if h["k"] == "fire":
+        return list(SIDES)
+    return [h["side"] if h["k"] == "throw" else h["by"]]
+
+
+def _ball_inputs(state, exclude=()):
+    out = []
+    for s in SIDES:
+        for t in enterable(state, s):
+            if [s, t] not in exclude:
+                out.append({"t": "ball", "side": s, "tower": t})
+    return out
+
+
+def _tilt_inputs(state):
+    return [{"t": "tilt", "side": s, "tower": t} for s in SIDES for t in _roofs(state, s)]
+
+
+def legal(state):
+    if state["over"]:
+        return []
+    if state["phase"] == "team":
+        return [{"t": "pick", "by": s, "character": c} for s in _team_awaiting(state) for c in _pick_choices(state, s)]
+    if state["phase"] == "place":
+        out = []
+        for s in SIDES:
+            side = state["sides"][s]
+            if side["ready"]:
+                continue
+            if not side["hand"]:
+                out.append({"t": "ready", "by": s})
+                continue
+            empty = [t for t in sorted(side["towers"]) if side["towers"][t]["ch"] is None]
+            last = None
+            for c in side["hand"]:
+                if c != last:
+                    out.extend({"t": "place", "by": s, "tower": t, "character": c} for t in empty)
+                last = c
+        return out
+    h = _head(state)
+    k = h["k"]
+    if k == "throw":
+        s = h["side"]
+        out = _ball_inputs(state, h["entered"])
+        out.append({"t": "miss", "by": s})
+        if _may_swap(state, h):
+            out.append({"t": "swap", "by": s})
+        return out + _tilt_inputs(state)
+    if k == "fire":
+        origin = h["origin"]
+        out = _ball_inputs(state)
+        out.extend({"t": "tie", "side": other(origin), "tower": t} for t in enterable(state, other(origin)))
+        if h["kind"] == "ninja":
+            out.append({"t": "touch", "by": origin})
+        return out + _tilt_inputs(state)
+    by = h["by"]
+    if k == "choose":
+        out = [{"t": "choose", "by": by, "side": e[0], "tower": e[1]} for e in h["entered"]]
+    elif k == "swap":
+        out = [{"t": "swap", "by": by}]
+    elif k == "ask":
+        out = [{"t": "ask", "by": by, "character": c} for c in CHARACTERS]
+    elif k in ("roof", "stack", "trap"):
+        targets = _cover_targets(state, by) if k != "trap" else _trap_targets(state, by)
+        out = [{"t": k, "by": by, "tower": t} for t in targets]
+    elif k == "rebuild":
+        out = [{"t": "rebuild", "by": by, "tower": t, "character": c} for t, c in _rebuild_options(state, by)]
+        out.append({"t": "pass", "by": by})
+    else:  # destroy
+        choices = _bare_crowns(state, by) if h.get("forced") else _destroy_choices(state, by)
+        out = [{"t": "destroy", "by": by, "tower": t} for t in choices]
+    return out + _tilt_inputs(state)
+
+
+def _trap_targets(state, s):
+    tw = _towers(state, s)
+    return [t for t in sorted(tw) if tw[t]["st"] == "up"]
+
+
+def _may_swap(state, h):
+    return state["options"]["tactical"] and h["start"] and h["mode"] == "normal" and not h["entered"]
+
+
+# ---------------------------------------------------------------- apply
+
+
+def _need(inp, key):
+    if key not in inp:
+        raise Illegal("input %r needs a %r field" % (inp.get("t"), key))
+    return inp[key]
+
+
+def _side_arg(inp, key="side"):
+    s = _need(inp, key)
+    if s not in SIDES:
+        raise Illegal("%s must be red or blue, got %r" % (key, s))
+    return s
+
+
+def _tower_arg(state, s, inp):
+    t = _need(inp, "tower")
+    if t not in state["sides"][s]["towers"]:
+        names = sorted(state["sides"][s]["towers"])
+        raise Illegal("there is no tower %r in %s's kingdom (%s..%s)" % (t, s, names[0], names[-1]))
+    return t
+
+
+def apply(state, inp):
+    t = inp.get("t")
+    if t not in HANDLERS:
+        raise Illegal("unknown input type %r for %s (known: %s)" % (t, NAME, ", ".join(sorted(HANDLERS))))
+    if state["over"]:
+        raise Illegal("the game is over")
+    if t not in SENSED:
+        by = _side_arg(inp, "by")
+        if by not in awaiting(state):
+            raise Illegal("%s cannot act now: waiting for %s" % (by, " and ".join(awaiting(state)) or "nobody"))
+    fx = []
+    HANDLERS[t](state, inp, fx)
+    return fx
+
+
+def _in_phase(state, phase, what):
+    if state["phase"] != phase:
+        raise Illegal("%s is not possible now (the game is in its %s phase)" % (what, state["phase"]))
+
+
+def _expect(state, kinds, what):
+    _in_phase(state, "play", what)
+    h = _head(state)
+    if h["k"] not in kinds:
+        raise Illegal("%s is not expected now: %s" % (what, _describe(h)))
+    return h
+
+
+def _describe(h):
+    k = h["k"]
+    if k == "throw":
+        return "waiting for %s to throw" % side_name(h["side"])
+    if k == "fire":
+        return "fire at will is on"
+    return "waiting for %s to %s" % (side_name(h["by"]), ASKS[k])
+
+
+ASKS = {
+    "choose": "choose which tower its two balls destroy",
+    "swap": "swap two of its towers (or not)",
+    "ask": "ask the Seer about a character",
+    "roof": "put the Architect's tower as a roof on another tower",
+    "stack": "stack the Guard's tower on another tower",
+    "trap": "hide the Hunter's trap in a tower",
+    "rebuild": "rebuild a tower (or pass)",
+    "destroy": "destroy one of its own towers",
+}
+
+
+# ---- team and placement
+
+
+def on_pick(state, inp, fx):
+    _in_phase(state, "team", "picking a character")
+    s = inp["by"]
+    c = _need(inp, "character")
+    if c not in _pick_choices(state, s):
+        raise Illegal("%s cannot pick %r now (choices: %s)" % (s, c, ", ".join(_pick_choices(state, s))))
+    side = state["sides"][s]
+    side["hand"].append(c)
+    side["hand"].sort()
+    side["picked"] += 1
+    if state["options"]["team"] == "full-set":
+        state["pool"].remove(c)
+        say(fx, "%s drafts the %s." % (side_name(s), title(c)))
+        cue(fx, "draft.pick", side=s, character=c)
+        state["draft"] = other(s)
+        if len(state["sides"][other(s)]["hand"]) >= _team_size(state):
+            state["draft"] = s
+    else:
+        say(fx, "You picked the %s." % title(c), to=s)
+    if not _team_awaiting(state) or all(len(state["sides"][x]["hand"]) >= _team_size(state) for x in SIDES):
+        state["phase"] = "place"
+        say(fx, "Both teams are complete. Place your characters in your towers, in secret.")
+        cue(fx, "setup.place")
+
+
+def on_place(state, inp, fx):
+    _in_phase(state, "place", "placing a character")
+    s = inp["by"]
+    side = state["sides"][s]
+    t = _tower_arg(state, s, inp)
+    c = _need(inp, "character")
+    if c not in side["hand"]:
+        raise Illegal("%s has no %r left to place (left: %s)" % (s, c, ", ".join(side["hand"]) or "none"))
+    if side["towers"][t]["ch"] is not None:
+        raise Illegal("tower %s of %s already holds a character" % (t, s))
+    side["hand"].remove(c)
+    tw = side["towers"][t]
+    tw["ch"] = c
+    tw["crown"] = c in ("princess", "king")  # a crown is hidden under each Princess and King
+    say(fx, "The %s is in tower %s%s." % (title(c), t, " with a crown" if tw["crown"] else ""), to=s)
+
+
+def on_ready(state, inp, fx):
+    _in_phase(state, "place", "declaring a kingdom ready")
+    s = inp["by"]
+    side = state["sides"][s]
+    if side["hand"]:
+        raise Illegal("%s still has to place: %s" % (s, ", ".join(side["hand"])))
+    side["ready"] = True
+    say(fx, "%s's kingdom is ready." % side_name(s))
+    cue(fx, "setup.ready", side=s)
+    if all(state["sides"][x]["ready"] for x in SIDES):
+        state["phase"] = "play"
+        say(fx, "Let the battle begin!")
+        first = state["options"]["first"]
+        state["steps"] = [_turn(first, state)]
+        _enter(state, fx)
+
+
+# ---- throws
+
+
+def on_ball(state, inp, fx):
+    h = _expect(state, ("throw", "fire"), "a ball")
+    s = _side_arg(inp)
+    t = _tower_arg(state, s, inp)
+    if t not in enterable(state, s):
+        raise Illegal("a ball cannot enter tower %s of %s now: it is %s" % (t, s, _where(state, s, t)))
+    cue(fx, "ball.in", side=s, tower=t)
+    if h["k"] == "fire":
+        say(fx, "A ball is in %s's tower %s: fire at will is over." % (side_name(s), t))
+        cue(fx, "fire.end")
+        _set_steps(state, fx, _hit(state, fx, s, t, other(s)))
+        return
+    if [s, t] in h["entered"]:
+        raise Illegal("a ball is already in tower %s of %s in this throw" % (t, s))
+    h["entered"].append([s, t])
+    if len(h["entered"]) < h["balls"]:
+        say(fx, "First ball in %s's tower %s." % (side_name(s), t))
+        return
+    _end_throw(state, fx, h)
+
+
+def _where(state, s, t):
+    x = _towers(state, s)[t]
+    if x["st"] == "box":
+        return "on the rampart"
+    if x["st"] == "roof":
+        return "a roof (upside down)"
+    if x["st"] == "hand":
+        return "out of the kingdom"
+    return "covered by tower %s" % _covered(state, s, t)
+
+
+def on_miss(state, inp, fx):
+    h = _expect(state, ("throw",), "a miss")
+    _end_throw(state, fx, h)
+
+
+def _end_throw(state, fx, h):
+    s = h["side"]
+    if h["gun"]:
+        _to_box(state, s, h["gun"])
+    if len(h["entered"]) == 2:
+        say(fx, "Both balls are in: %s chooses which tower is destroyed." % side_name(s))
+        _set_steps(state, fx, [{"k": "choose", "by": s, "entered": h["entered"], "mode": h["mode"]}])
+        return
+    if h["entered"]:
+        k, t = h["entered"][0]
+        _resolve_hit(state, fx, s, h["mode"], k, t)
+        return
+    # No ball went in.
+    cue(fx, "miss", side=s)
+    if h["extra"] > 0:
+        say(fx, "Missed. %s has an extra throw." % side_name(s))
+        _set_steps(state, fx, [_turn(s, state, "normal", start=False, extra=h["extra"] - 1)])
+    elif h["mode"] == "dragon" and not h["tipped"]:
+        say(fx, "Missed! The Dragon is mad with rage: %s must destroy one of its own towers." % side_name(s))
+        cue(fx, "dragon.rage", side=s)
+        _set_steps(state, fx, [{"k": "destroy", "by": s, "why": "rage"}, _turn(other(s), state)])
+    else:
+        say(fx, "Missed.")
+        _set_steps(state, fx, [_turn(other(s), state)])
+
+
+def on_choose(state, inp, fx):
+    h = _expect(state, ("choose",), "choosing a tower")
+    k = _side_arg(inp)
+    t = _tower_arg(state, k, inp)
+    if [k, t] not in h["entered"]:
+        raise Illegal("no ball of this throw is in tower %s of %s" % (t, k))
+    _resolve_hit(state, fx, h["by"], h["mode"], k, t)
+
+
+def _resolve_hit(state, fx, thrower, mode, k, t):
+    """A thrown ball counts in tower t of side k."""
+    pre = []
+    if k != thrower and mode == "blind-magician":
+        say(fx, "The Blind Magician's throw succeeded: %s may rebuild a tower." % side_name(thrower))
+        pre.append({"k": "rebuild", "by": thrower})
+    if k != thrower and mode == "archer":
+        say(fx, "The Archer's arrow hit: %s must also destroy a second tower, without its power."
+            % side_name(k))
+        pre.append({"k": "destroy", "by": k, "why": "archer"})
+    post = _hit(state, fx, k, t, thrower)
+    if state["over"]:
+        return
+    _set_steps(state, fx, pre + post)
+
+
+def on_tie(state, inp, fx):
+    h = _expect(state, ("fire",), "a tie")
+    s = _side_arg(inp)
+    origin = h["origin"]
+    if s != other(origin):
+        raise Illegal("in a tie the ball that counts is the one in %s's kingdom (%s just lost its %s)"
+                      % (other(origin), origin, title(h["kind"])))
+    t = _tower_arg(state, s, inp)
+    if t not in enterable(state, s):
+        raise Illegal("a ball cannot enter tower %s of %s now: it is %s" % (t, s, _where(state, s, t)))
+    say(fx, "Two balls at once! %s, who just lost its %s, wins the fire at will: tower %s of %s counts."
+        % (side_name(origin), title(h["kind"]), t, side_name(s)))
+    cue(fx, "fire.end")
+    cue(fx, "ball.in", side=s, tower=t)
+    _set_steps(state, fx, _hit(state, fx, s, t, origin))
+
+
+def on_touch(state, inp, fx):
+    h = _expect(state, ("fire",), "a Ninja touch")
+    by = inp["by"]
+    if h["kind"] != "ninja" or by != h["origin"]:
+        raise Illegal("only %s, whose Ninja was hit, may return balls during this fire at will" % h["origin"])
+    o = other(by)
+    say(fx, "A returned ball touched %s! %s must destroy one of its towers and apply its power."
+        % (side_name(o), side_name(o)))
+    cue(fx, "fire.end")
+    cue(fx, "ninja.touch", side=o)
+    _set_steps(state, fx, [{"k": "destroy", "by": o, "why": "ninja"}])
+
+
+def on_tilt(state, inp, fx):
+    _in_phase(state, "play", "a tipped roof")
+    s = _side_arg(inp)
+    t = _tower_arg(state, s, inp)
+    x = _towers(state, s)[t]
+    if x["st"] != "roof":
+        raise Illegal("tower %s of %s is not a roof; only a roof tipping over changes the game" % (t, s))
+    below = x["on"]
+    _to_box(state, s, t)
+    say(fx, "%s's roof has tipped over: tower %s is open again." % (side_name(s), below))
+    cue(fx, "roof.fell", side=s, tower=t, on=below)
+    h = _head(state)
+    if h["k"] == "throw" and s != h["side"]:
+        h["tipped"] = True
+
+
+def on_swap(state, inp, fx):
+    h = _expect(state, ("swap", "throw"), "a swap")
+    s = inp["by"]
+    if h["k"] == "throw" and not _may_swap(state, h):
+        raise Illegal("%s must throw now: swapping instead of throwing needs the tactical variant, "
+                      "at the start of a normal turn" % s)
+    say(fx, "%s has swapped two towers, or not." % side_name(s))
+    cue(fx, "swap", side=s)
+    if h["k"] == "throw":
+        _set_steps(state, fx, [_turn(other(s), state)])
+    else:
+        _next(state, fx)
+
+
+def on_ask(state, inp, fx):
+    _expect(state, ("ask",), "a question to the Seer")
+    s = inp["by"]
+    c = _need(inp, "character")
+    if c not in CHARACTERS:
+        raise Illegal("the Seer knows no character %r (%s)" % (c, ", ".join(CHARACTERS)))
+    o = other(s)
+    tw = _towers(state, o)
+    where = [t for t in sorted(tw) if tw[t]["ch"] == c and tw[t]["st"] == "up"]
+    if where:
+        answer = "The Seer says: %s's %s is in tower %s." % (side_name(o), title(c), " and tower ".join(where))
+    else:
+        answer = "The Seer says: %s has no %s in its kingdom." % (side_name(o), title(c))
+    say(fx, answer, to=s)
+    say(fx, "%s's Seer has had an answer." % side_name(s))
+    cue(fx, "seer.answered", side=s)
+    _next(state, fx)
+
+
+def on_cover(state, inp, fx):
+    h = _expect(state, ("roof", "stack"), "placing a tower on another")
+    s = inp["by"]
+    t = _tower_arg(state, s, inp)
+    if t not in _cover_targets(state, s):
+        raise Illegal("tower %s of %s cannot take a tower on top: it is not standing free" % (t, s))
+    x = _towers(state, s)[h["tower"]]
+    x["st"] = "roof" if h["k"] == "roof" else "guard"
+    x["on"] = t
+    if h["k"] == "roof":
+        say(fx, "%s's Architect turns tower %s into a roof over tower %s." % (side_name(s), h["tower"], t))
+        cue(fx, "roof.placed", side=s, tower=h["tower"], on=t)
+    else:
+        say(fx, "%s's Guard stacks tower %s on tower %s." % (side_name(s), h["tower"], t))
+        cue(fx, "guard.stacked", side=s, tower=h["tower"], on=t)
+    _next(state, fx)
+
+
+def on_trap(state, inp, fx):
+    _expect(state, ("trap",), "hiding the trap")
+    s = inp["by"]
+    t = _tower_arg(state, s, inp)
+    if t not in _trap_targets(state, s):
+        raise Illegal("the trap goes in a standing tower of %s; tower %s is not one" % (s, t))
+    state["sides"][s]["trap"] = t
+    say(fx, "Your trap is in tower %s." % t, to=s)
+    say(fx, "%s has hidden the Hunter's trap in one of its towers." % side_name(s))
+    cue(fx, "trap.set", side=s)
+    _next(state, fx)
+
+
+def on_rebuild(state, inp, fx):
+    _expect(state, ("rebuild",), "rebuilding a tower")
+    s = inp["by"]
+    t = _tower_arg(state, s, inp)
+    c = _need(inp, "character")
+    if (t, c) not in _rebuild_options(state, s):
+        raise Illegal("%s cannot rebuild tower %s with the %s: the tower must be on its rampart and the "
+                      "character among its discarded ones" % (s, t, TITLES.get(c, c)))
+    side = state["sides"][s]
+    side["discarded"].remove(c)
+    side["towers"][t] = {"ch": c, "crown": False, "st": "up", "on": None, "known": True, "was": None}
+    say(fx, "%s rebuilds tower %s with its %s." % (side_name(s), t, title(c)))
+    cue(fx, "tower.rebuilt", side=s, tower=t, character=c)
+    _next(state, fx)
+
+
+def on_pass(state, inp, fx):
+    _expect(state, ("rebuild",), "passing")
+    say(fx, "%s does not rebuild." % side_name(inp["by"]))
+    _next(state, fx)
+
+
+def on_destroy(state, inp, fx):
+    h = _expect(state, ("destroy",), "destroying a tower")
+    s = inp["by"]
+    t = _tower_arg(state, s, inp)
+    choices = _bare_crowns(state, s) if h.get("forced") else _destroy_choices(state, s)
+    if t not in choices:
+        raise Illegal("%s cannot destroy tower %s (choices: %s)" % (s, t, ", ".join(choices)))
+    x = _towers(state, s)[t]
+    if h.get("forced"):
+        _capture(state, fx, s, t)
+        if not state["over"]:
+            _next(state, fx)
+        return
+    if x["st"] in ("roof", "guard"):
+        say(fx, "%s removes tower %s from above tower %s." % (side_name(s), t, x["on"]))
+        cue(fx, "tower.destroyed", side=s, tower=t)
+        _to_box(state, s, t)
+        if h["why"] == "ninja":
+            _set_steps(state, fx, [_turn(s, state)])
+        else:
+            _next(state, fx)
+        return
+    if h["why"] == "ninja":
+        _set_steps(state, fx, _hit(state, fx, s, t, None))
+        return
+    ch = _discard(state, fx, s, t)
+    if ch not in ("princess", "king"):
+        _to_box(state, s, t)
+    _next(state, fx)
+
+
+# ---------------------------------------------------------------- consequences
+
+
+def _to_box(state, s, t):
+    x = _towers(state, s)[t]
+    x["st"] = "box"
+    x["on"] = None
+    x["known"] = True
+
+
+def _discard(state, fx, s, t):
+    """Discard the character of tower t (it is revealed); a crown under it is now exposed."""
+    x = _towers(state, s)[t]
+    ch = x["ch"]
+    state["sides"][s]["discarded"].append(ch)
+    x["ch"] = None
+    x["was"] = ch
+    x["known"] = True
+    if state["sides"][s]["trap"] == t:
+        state["sides"][s]["trap"] = None
+        say(fx, "The trap in tower %s is lost with it." % t)
+    say(fx, "%s's tower %s held the %s." % (side_name(s), t, title(ch)))
+    cue(fx, "tower.destroyed", side=s, tower=t, character=ch)
+    if x["crown"]:
+        say(fx, "%s's crown in tower %s is exposed!" % (side_name(s), t))
+        cue(fx, "crown.exposed", side=s, tower=t)
+    return ch
+
+
+def _capture(state, fx, s, t):
+    """The crown in tower t of side s is captured by the other side."""
+    x = _towers(state, s)[t]
+    o = other(s)
+    x["crown"] = False
+    _to_box(state, s, t)
+    state["captured"][o] += 1
+    cue(fx, "crown.captured", side=s, tower=t, by=o)
+    if state["captured"][o] >= state["target"]:
+        state["over"] = True
+        state["winner"] = o
+        state["steps"] = []
+        say(fx, "%s captures %s's crown in tower %s. %s wins!" % (side_name(o), side_name(s), t, side_name(o)))
+        cue(fx, "game.won", side=o)
+    else:
+        say(fx, "%s captures %s's crown in tower %s: %d of %d." % (
+            side_name(o), side_name(s), t, state["captured"][o], state["target"]))
+
+
+def _hit(state, fx, k, t, thrower):
+    """A ball entered tower t of side k (thrower None: destroyed by choice). Returns the steps that follow."""
+    side = state["sides"][k]
+    x = side["towers"][t]
+    if thrower is not None and state["sides"][thrower]["bitten"]:
+        state["sides"][thrower]["bitten"] = False
+        say(fx, "%s's hand has healed: back to the dominant hand." % side_name(thrower))
+        cue(fx, "hand.healed", side=thrower)
+    autokill = thrower == k
+    if autokill:
+        say(fx, "Autokill! %s hit its own tower %s." % (side_name(k), t))
+    if thrower is not None and side["trap"] == t:
+        side["trap"] = None
+        if autokill:
+            say(fx, "The Hunter's trap in it is ignored.")
+        else:
+            state["sides"][thrower]["bitten"] = True
+            say(fx, "It was the Hunter's trap! %s is bitten and throws with its non-dominant hand "
+                "until its next ball in a tower." % side_name(thrower))
+            cue(fx, "trap.sprung", side=k, tower=t, bitten=thrower)
+    if x["st"] == "guard":
+        say(fx, "The Guard's tower %s falls; tower %s below is safe." % (t, x["on"]))
+        cue(fx, "tower.destroyed", side=k, tower=t)
+        _to_box(state, k, t)
+        return [_turn(k, state)]
+    ch = x["ch"]
+    if ch is None:  # a bare crown
+        _capture(state, fx, k, t)
+        return [] if state["over"] else [_turn(k, state)]
+    if ch == "dragon":
+        x["known"] = True
+        say(fx, "%s's tower %s holds the Dragon, and it is immortal! %s gets a throw; "
+            "if it misses, the Dragon destroys one of %s's own towers." % (side_name(k), t, side_name(k), side_name(k)))
+        cue(fx, "dragon.awake", side=k, tower=t)
+        return [_turn(k, state, "dragon")]
+    _discard(state, fx, k, t)
+    if ch in ("architect", "guard", "gunner"):
+        x["st"] = "hand"  # used by the power before it goes to the rampart
+    elif ch not in ("princess", "king"):
+        _to_box(state, k, t)
+    if autokill and ch == "archer":
+        say(fx, "The Archer's power is ignored.")
+        return [_turn(k, state)]
+    return _power(state, fx, k, t, ch)
+
+
+def _power(state, fx, k, t, ch):
+    if ch in ("princess", "ninja"):
+        return [{"k": "fire", "origin": k, "kind": ch}]
+    if ch == "king":
+        return [{"k": "swap", "by": k}, _turn(k, state)]
+    if ch == "architect":
+        return [{"k": "roof", "by": k, "tower": t}, _turn(k, state)]
+    if ch == "guard":
+        return [{"k": "stack", "by": k, "tower": t}, _turn(k, state)]
+    if ch == "seer":
+        return [{"k": "ask", "by": k}, _turn(k, state)]
+    if ch == "hunter":
+        return [{"k": "trap", "by": k}, _turn(k, state)]
+    return [_turn(k, state, ch, gun=t if ch == "gunner" else None)]
+
+
+def _set_steps(state, fx, steps):
+    state["steps"] = steps
+    if not state["over"]:
+        _enter(state, fx)
+
+
+def _next(state, fx):
+    state["steps"].pop(0)
+    _enter(state, fx)
+
+
+def _enter(state, fx):
+    """Announce the step now awaited; settle at once the ones with nothing to choose."""
+    while state["steps"] and not state["over"]:
+        h = state["steps"][0]
+        k = h["k"]
+        if k == "throw":
+            _announce_throw(state, fx, h)
+            return
+        if k == "fire":
+            say(fx, "FIRE AT WILL! %s's %s calls every side to throw at once, as fast as you like."
+                % (side_name(h["origin"]), title(h["kind"])))
+            if h["kind"] == "ninja":
+                say(fx, "%s may bat balls back with the back of the hand; touching an opponent ends it."
+                    % side_name(h["origin"]))
+            cue(fx, "fire.start", side=h["origin"], kind=h["kind"])
+            prompt(fx, None, "Fire at will: everyone throws; it stops when a ball enters a tower.")
+            return
+        by = h["by"]
+        if k in ("roof", "stack") and not _cover_targets(state, by):
+            say(fx, "No tower to put it on: tower %s goes to the rampart." % h["tower"])
+            _to_box(state, by, h["tower"])
+        elif k == "trap" and not _trap_targets(state, by):
+            say(fx, "No tower left to hide the trap in.")
+        elif k == "rebuild" and not _rebuild_options(state, by):
+            say(fx, "Nothing to rebuild.")
+        elif k == "destroy" and not h.get("forced") and not _destroy_choices(state, by):
+            say(fx, "%s has no other choice than to destroy one of its own crowns!" % side_name(by))
+            if state["target"] - state["captured"][other(by)] <= 1 or not _bare_crowns(state, by):
+                o = other(by)
+                state["over"] = True
+                state["winner"] = o
+                state["steps"] = []
+                say(fx, "%s wins!" % side_name(o))
+                cue(fx, "game.won", side=o)
+                return
+            h["forced"] = True
+            prompt(fx, by, "Choose which of your crowns is lost.", _bare_crowns(state, by))
+            return
+        else:
+            prompt(fx, by, ASKS[k][0].upper() + ASKS[k][1:] + ".", _choices_of(state, h))
+            if k != "swap":
+                cue(fx, "decide", side=by, what=k)
+            else:
+                say(fx, "%s may now swap two of its towers under the table." % side_name(by))
+                cue(fx, "decide", side=by, what=k)
+            return
+        state["steps"].pop(0)
+
+
+def _choices_of(state, h):
+    by = h["by"]
+    k = h["k"]
+    if k in ("roof", "stack"):
+        return _cover_targets(state, by)
+    if k == "trap":
+        return _trap_targets(state, by)
+    if k == "destroy":
+        return _destroy_choices(state, by)
+    if k == "ask":
+        return list(CHARACTERS)
+    if k == "choose":
+        return [e[0] + ":" + e[1] for e in h["entered"]]
+    return None
+
+
+def _announce_throw(state, fx, h):
+    s = h["side"]
+    how = MODES[h["mode"]]
+    if h["balls"] == 2 and h["entered"]:
+        return
+    if not h["start"]:
+        text = "%s, your extra throw." % side_name(s)
+    elif h["mode"] == "normal":
+        text = "%s, your turn: throw at %s's kingdom." % (side_name(s), side_name(other(s)))
+        if _may_swap(state, h):
+            text += " Or swap two of your towers instead."
+    else:
+        text = "%s, your turn: %s." % (side_name(s), how)
+    if state["sides"][s]["bitten"]:
+        text += " Bitten by the trap: use your non-dominant hand."
+    say(fx, text)
+    cue(fx, "turn", side=s, mode=h["mode"], balls=h["balls"], bitten=state["sides"][s]["bitten"])
+    prompt(fx, s, text, None)
+
+
+HANDLERS = {
+    "pick": on_pick, "place": on_place, "ready": on_ready, "ball": on_ball, "miss": on_miss,
+    "choose": on_choose, "tie": on_tie, "touch": on_touch, "tilt": on_tilt, "swap": on_swap,
+    "ask": on_ask, "roof": on_cover, "stack": on_cover, "trap": on_trap, "rebuild": on_rebuild,
+    "pass": on_pass, "destroy": on_destroy,
+}
+
+
+# ---------------------------------------------------------------- views
+
+
+def _tower_view(x, secret):
+    v = {"status": x["st"]}
+    if x["on"] is not None:
+        v["on"] = x["on"]
+    if x["was"] is not None:
+        v["was"] = x["was"]
+    if x["known"] or secret:
+        v["character"] = x["ch"]
+        v["crown"] = x["crown"]
+    return v
+
+
+def view(state, viewer):
+    """Public view (viewer None) never holds an unrevealed character, crown or trap position."""
+    sides = {}
+    for s in SIDES:
+        side = state["sides"][s]
+        mine = viewer == s
+        towers = {}
+        for t in sorted(side["towers"]):
+            towers[t] = _tower_view(side["towers"][t], mine)
+        v = {"towers": towers, "discarded": sorted(side["discarded"]), "bitten": side["bitten"],
+             "trap_hidden": side["trap"] is not None, "ready": side["ready"],
+             "crowns_captured": state["captured"][s]}
+        if state["options"]["team"] == "full-set" or state["phase"] != "team":
+            v["picked"] = side["picked"]
+        if mine:
+            v["trap"] = side["trap"]
+            v["to_place"] = list(side["hand"])
+        sides[s] = v
+    out = {"phase": state["phase"], "sides": sides, "crowns_to_win": state["target"], "pool": list(state["pool"])}
+    h = _head(state)
+    if h is not None:
+        st = {"k": h["k"]}
+        for key in ("side", "by", "mode", "balls", "origin", "kind", "why", "tower"):
+            if key in h and h[key] is not None:
+                st[key] = h[key]
+        if h["k"] == "throw":
+            st["entered"] = h["entered"]
+        out["step"] = st
+    return out
+
+
+# ---------------------------------------------------------------- padlocks
+
+
+def unlocks(state, progress, pick=None):
+    """Tick one padlock after a finished game; returns the new progress (plain data the bridge stores).
+
+    progress: {"ticks": {character: padlocks ticked}} (None or {} at first). pick: the alternative
+    character whose padlock to tick; default the one closest to unlocking (ties by name).
+    The result adds "unlocked": the characters with every padlock ticked, for the `unlocked` option.
+    """
+    if not state["over"]:
+        raise Illegal("padlocks are ticked after a finished game")
+    ticks = {}
+    old = (progress or {}).get("ticks") or {}
+    for c in sorted(old):
+        if c in PADLOCKS:
+            ticks[c] = min(int(old[c]), PADLOCKS[c])
+    locked = [c for c in sorted(PADLOCKS) if ticks.get(c, 0) < PADLOCKS[c]]
+    if pick is None and locked:
+        best = None
+        for c in locked:
+            left = PADLOCKS[c] - ticks.get(c, 0)
+            if best is None or left < best[0]:
+                best = (left, c)
+        pick = best[1]
+    if pick is not None:
+        if pick not in PADLOCKS:
+            raise Illegal("%r has no padlock (alternative characters: %s)" % (pick, ", ".join(ALTERNATIVE)))
+        if pick not in locked:
+            raise Illegal("the %s is already unlocked" % title(pick))
+        ticks[pick] = ticks.get(pick, 0) + 1
+    return {"ticks": ticks, "unlocked": [c for c in sorted(PADLOCKS) if ticks.get(c, 0) >= PADLOCKS[c]]}
