@@ -1,6 +1,7 @@
 """Serial transport over real pty pairs: garbage, partial frames, hot-plug, routing, exactly-once."""
 
 import asyncio
+import pathlib
 from binascii import crc32
 
 import pytest
@@ -207,5 +208,33 @@ def test_allow_list_and_protocol_version_are_enforced(pty_pair):
             assert msgs[0].board == "tower-1" and msgs[0].proto == 1
             assert t.counters["unknown-board"] == 2 and t.counters["proto"] == 1
             assert "keep-9" not in t.boards
+
+    run(main())
+
+
+def test_a_micropython_board_and_the_host_understand_each_other(pty_pair, micropython, tmp_path):
+    """A board script under the real MicroPython, using the same wire.py the firmware ships."""
+    script = tmp_path / "board.py"
+    script.write_text(
+        "import sys\nsys.path.insert(0, %r)\nimport wire\n"
+        "f = open(%r, 'r+b')\n"
+        "f.write(b'\\n' + wire.encode('hello', ('mp-1', 0x77, '0.1', 1, 'gate', 'door:presence')))\n"
+        "for seq in (1, 2, 3):\n"
+        "    f.write(wire.encode('event', ('mp-1', 0x77, seq, 'door', 'presence', seq %% 2, seq * 100, 0)))\n"
+        "while True:\n"
+        "    typ, fields = wire.decode(f.readline())\n"
+        "    if typ == 'evack' and fields[2] == 3:\n"
+        "        print('acked', fields[2])\n"
+        "        break\n" % (str(pathlib.Path(wire.__file__).parent), pty_pair.b)
+    )
+
+    async def main():
+        async with running(SerialTransport([pty_pair.a])) as t:
+            proc = await asyncio.create_subprocess_exec(micropython, str(script), stdout=asyncio.subprocess.PIPE)
+            msgs = await take(t, 4)
+            out, _ = await asyncio.wait_for(proc.communicate(), 20)
+            assert msgs[0].board == "mp-1" and msgs[0].sensors == {"door": "presence"}
+            assert [(m.seq, m.value) for m in msgs[1:]] == [(1, 1), (2, 0), (3, 1)]
+            assert out.decode().strip() == "acked 3"  # the board got its cumulative acknowledgement
 
     run(main())
