@@ -1,8 +1,8 @@
 """Wire codec v1: every message type round-trips; noise and corruption never escape as anything but WireError."""
 
 import pathlib
-from binascii import crc32
 import subprocess
+from binascii import crc32
 
 import pytest
 from battlement import wire
