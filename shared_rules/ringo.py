@@ -1,0 +1,664 @@
+"""Ringo: a castle siege on a round board of 41 cells (see docs/rules/ringo.md).
+
+The board is the castle plus 5 rings of 8 slices. A cell is named by its slice
+letter and ring number: slices n, a, b, c, d, e, f, g clockwise (n is the
+Neutral Zone), ring 1 next to the castle, ring 5 the outer ring: "n1", "c4",
+"g5"; the castle is "castle". Internally a cell is an index: castle 0, then
+1 + 8 * (ring - 1) + slice, so the board fits in a 41-character string
+("A" attacker, "D" defender, "." empty; index 0 is unused, the castle holds a
+count) and legal-move generation walks precomputed neighbour tables.
+
+Inputs:
+    {"t": "move", "by": side, "from": "b5", "to": "b4"}   a step, capture or jump (decision)
+    {"t": "pass", "by": "defenders"}                       only with defenders_may_pass
+    {"t": "cell", "cell": "b5", "occupied": false}         a presence sensor changed (sensed)
+"""
+
+from shared_rules.engine import Illegal, cue, prompt, say, seed_rng
+
+NAME = "ringo"
+TITLE = "Ringo"
+OPTIONS = {
+    "attackers": {"default": 7, "choices": [5, 6, 7], "help": "attackers at the start (variant: 5 or 6)"},
+    "enter_from_neutral": {
+        "default": True, "choices": [True, False],
+        "help": "may attackers enter the castle from the Neutral Zone (variant: false)",
+    },
+    "defenders_may_pass": {
+        "default": False, "choices": [True, False], "help": "may the defenders pass a turn (variant: true)",
+    },
+    "neutral_limit": {
+        "default": "defenders", "choices": ["defenders", "one"],
+        "help": "most attackers in the Neutral Zone: as many as defenders left, or one (variant)",
+    },
+}
+SENSED = ("cell",)
+# A game with no progress for this many turns in a row is a draw (see the doc).
+QUIET_LIMIT = 50
+MAX_STEPS = 3000
+
+ATT = "attackers"
+DEF = "defenders"
+SIDES = (ATT, DEF)
+PIECE = {ATT: "A", DEF: "D"}
+OTHER = {ATT: DEF, DEF: ATT}
+NOUN = {ATT: "attacker", DEF: "defender"}
+TITLE_OF = {ATT: "The attackers", DEF: "The defenders"}
+
+SLICES = "nabcdefg"  # clockwise; slice 0 (n) is the Neutral Zone
+RINGS = 5
+CASTLE = 0
+NCELLS = 1 + 8 * RINGS
+
+
+def _idx(ring, sl):
+    return 1 + 8 * (ring - 1) + sl
+
+
+def _ring(i):
+    return (i - 1) // 8 + 1
+
+
+def _slice(i):
+    return (i - 1) % 8
+
+
+NAMES = ["castle"] + [SLICES[(i - 1) % 8] + str((i - 1) // 8 + 1) for i in range(1, NCELLS)]
+INDEX = {}
+for _i in range(NCELLS):
+    INDEX[NAMES[_i]] = _i
+NEUTRAL = tuple(_idx(r, 0) for r in range(1, RINGS + 1))
+IS_NEUTRAL = bytes([1 if i in NEUTRAL else 0 for i in range(NCELLS)])
+
+
+def _step(i, d):
+    """The cell next to i in direction d (0 front, 1 back, 2 anticlockwise, 3 clockwise); -1 off the board."""
+    r, s = _ring(i), _slice(i)
+    if d == 0:
+        return CASTLE if r == 1 else _idx(r - 1, s)
+    if d == 1:
+        return -1 if r == RINGS else _idx(r + 1, s)
+    if d == 2:
+        return _idx(r, (s + 7) % 8)
+    return _idx(r, (s + 1) % 8)
+
+
+def _jump(i, d):
+    """(jumped cell, landing cell) for a jump from i in direction d, or None.
+
+    Front from ring 1 jumps the castle to the opposite cell of ring 1; front from
+    ring 2 jumps a ring-1 cell into the castle.
+    """
+    mid = _step(i, d)
+    if mid < 0:
+        return None
+    if mid == CASTLE:
+        return (CASTLE, _idx(1, (_slice(i) + 4) % 8))
+    land = _step(mid, d)
+    if land < 0:
+        return None
+    return (mid, land)
+
+
+# Neighbour tables: the steps (to, to is neutral) and jumps (jumped, landing,
+# jumped is neutral, landing is neutral) each side may make from each cell.
+# Attackers: front, anticlockwise, clockwise (never back). Defenders: all four, never into the castle.
+def _steps(i, dirs, castle_ok):
+    out = []
+    for d in dirs:
+        t = _step(i, d)
+        if t > 0 or (t == CASTLE and castle_ok):
+            out.append((t, IS_NEUTRAL[t]) if t >= 0 else None)
+    return tuple(out)
+
+
+def _jumps(i, dirs, over_castle, into_castle):
+    out = []
+    for d in dirs:
+        j = _jump(i, d)
+        if j is None or (j[0] == CASTLE and not over_castle) or (j[1] == CASTLE and not into_castle):
+            continue
+        out.append((j[0], j[1], IS_NEUTRAL[j[0]], IS_NEUTRAL[j[1]]))
+    return tuple(out)
+
+
+_FRONT_SIDES = (0, 2, 3)
+_ALL = (0, 1, 2, 3)
+A_STEPS = [()] + [_steps(i, _FRONT_SIDES, True) for i in range(1, NCELLS)]
+A_JUMPS = [()] + [_jumps(i, _FRONT_SIDES, False, True) for i in range(1, NCELLS)]
+# The variant where attackers may not enter the castle from the Neutral Zone.
+A_STEPS_NZ = [()] + [_steps(i, _FRONT_SIDES, not IS_NEUTRAL[i]) for i in range(1, NCELLS)]
+A_JUMPS_NZ = [()] + [_jumps(i, _FRONT_SIDES, False, not IS_NEUTRAL[i]) for i in range(1, NCELLS)]
+D_STEPS = [()] + [tuple(t for t, _n in _steps(i, _ALL, False)) for i in range(1, NCELLS)]
+D_JUMPS = [()] + [_jumps(i, _ALL, True, False) for i in range(1, NCELLS)]
+
+
+def start_board(n_attackers):
+    """The set-up: attackers on ring 5 but not the Neutral Zone, defenders on a1, c1, e1, g1.
+
+    With 6 or 5 attackers the gaps are placed symmetrically: 6 leaves d5 empty, 5 leaves b5 and f5.
+    """
+    b = ["."] * NCELLS  # b[0], the castle, stays "." (its count is kept apart)
+    skip = {7: "", 6: "d", 5: "bf"}[n_attackers]
+    for s in range(1, 8):
+        if SLICES[s] not in skip:
+            b[_idx(RINGS, s)] = "A"
+    for s in (1, 3, 5, 7):
+        b[_idx(1, s)] = "D"
+    return "".join(b)
+
+
+def setup(options, seed):
+    n = options["attackers"]
+    if n not in (5, 6, 7):
+        raise Illegal("option attackers=%r must be 5, 6 or 7" % (n,))
+    return {
+        "game": NAME,
+        "options": options,
+        "rng": seed_rng(seed),
+        "over": False,
+        "winner": None,
+        "board": start_board(n),
+        "castle": 0,
+        "turn": ATT,
+        "turns": 0,
+        "quiet": 0,
+        "last": None,
+        "hand": None,
+    }
+
+
+def awaiting(state):
+    return [] if state["over"] else [state["turn"]]
+
+
+# ---------------------------------------------------------------- move generation
+
+
+def neutral_limit(opts, defenders):
+    """How many attackers the Neutral Zone may hold with this many defenders left."""
+    if opts["neutral_limit"] == "one":
+        return 1 if defenders > 0 else 0
+    return defenders
+
+
+# The last position asked about: legal(), apply() and the end-of-turn check all
+# ask for the same position in a row, so one remembered answer saves two thirds.
+_last_gen = [None, None]
+
+
+def gen_moves(board, castle, side, opts):
+    """Every legal move of side as (from, to, captured) cell indexes; captured is -1 for none.
+
+    A jump over a piece in the Neutral Zone is a move that captures nothing (captured -1).
+    The list returned may be shared: do not change it.
+    """
+    key = (board, castle, side, opts["enter_from_neutral"], opts["neutral_limit"])
+    if _last_gen[0] == key:
+        return _last_gen[1]
+    out = _gen(board, castle, side, opts)
+    _last_gen[0] = key
+    _last_gen[1] = out
+    return out
+
+
+def _gen(board, castle, side, opts):
+    # board[0] (the castle) is always ".": attackers may always step or jump into it.
+    out = []
+    append = out.append
+    find = board.find
+    if side == ATT:
+        ndef = board.count("D")
+        nz = (board[1] == "A") + (board[9] == "A") + (board[17] == "A") + (board[25] == "A") + (board[33] == "A")
+        lim = neutral_limit(opts, ndef)
+        lim_cap = neutral_limit(opts, ndef - 1)
+        if opts["enter_from_neutral"]:
+            steps, jumps = A_STEPS, A_JUMPS
+        else:
+            steps, jumps = A_STEPS_NZ, A_JUMPS_NZ
+        i = find("A", 1)
+        while i > 0:
+            onz = IS_NEUTRAL[i]
+            for t, tnz in steps[i]:
+                # Entering the Neutral Zone from outside needs room under the limit.
+                if board[t] == "." and (tnz <= onz or nz < lim):
+                    append((i, t, -1))
+            for mid, land, mnz, lnz in jumps[i]:
+                if board[mid] != "D" or board[land] != ".":
+                    continue
+                if mnz:  # jumping a defender in the Neutral Zone captures nothing
+                    if lnz <= onz or nz < lim:
+                        append((i, land, -1))
+                elif nz - onz + lnz <= lim_cap:
+                    append((i, land, mid))
+            i = find("A", i + 1)
+    else:
+        i = find("D", 1)
+        while i > 0:
+            for t in D_STEPS[i]:
+                if board[t] == ".":
+                    append((i, t, -1))
+            for mid, land, mnz, _lnz in D_JUMPS[i]:
+                if board[land] != ".":
+                    continue
+                if mid == CASTLE:
+                    if castle > 0:
+                        append((i, land, CASTLE))
+                elif board[mid] == "A":
+                    append((i, land, -1 if mnz else mid))
+            i = find("D", i + 1)
+    return out
+
+
+def _is_step(side, frm, to):
+    """Is to next to frm in a direction side may step?"""
+    if side == ATT:
+        return to in [t for t, _n in A_STEPS[frm]]
+    return to in D_STEPS[frm]
+
+
+def _jumped_cell(frm, to):
+    """The cell a jump from frm to to passes over (the castle for a jump across it), or -1 if not a jump."""
+    for d in (0, 1, 2, 3):
+        j = _jump(frm, d)
+        if j and j[1] == to:
+            return j[0]
+    return -1
+
+
+def do_move(board, castle, mv):
+    """(board, castle) after the move mv = (from, to, captured); no checks."""
+    frm, to, cap = mv
+    b = list(board)
+    p = b[frm]
+    b[frm] = "."
+    if to == CASTLE:
+        castle += 1
+    else:
+        b[to] = p
+    if cap == CASTLE:
+        castle -= 1
+    elif cap > 0:
+        b[cap] = "."
+    return "".join(b), castle
+
+
+def result(board, castle, side_to_move, opts, quiet=0):
+    """The winner if the game is over in this position: a side, "draw", or None while playing."""
+    if castle >= 2:
+        return ATT
+    if board.count("A") + castle <= 1:
+        return DEF
+    if quiet >= QUIET_LIMIT:
+        return "draw"
+    if not gen_moves(board, castle, side_to_move, opts):
+        if side_to_move == DEF and opts["defenders_may_pass"]:
+            return None
+        return OTHER[side_to_move]
+    return None
+
+
+# ---------------------------------------------------------------- inputs
+
+
+# One shared input dict per (side, from, to), built on first use: legal() hands
+# out these same objects, so callers must not change them.
+_INPUTS = {ATT: {}, DEF: {}}
+
+
+def move_input(side, mv):
+    """The move input for mv = (from, to, captured)."""
+    k = mv[0] * 64 + mv[1]
+    tab = _INPUTS[side]
+    inp = tab.get(k)
+    if inp is None:
+        inp = tab[k] = {"t": "move", "by": side, "from": NAMES[mv[0]], "to": NAMES[mv[1]]}
+    return inp
+
+
+def legal(state):
+    if state["over"]:
+        return []
+    side = state["turn"]
+    if state["hand"] is not None:
+        return _sensed_choices(state)
+    tab = _INPUTS[side]
+    out = []
+    for mv in gen_moves(state["board"], state["castle"], side, state["options"]):
+        inp = tab.get(mv[0] * 64 + mv[1])
+        out.append(inp if inp is not None else move_input(side, mv))
+    if side == DEF and state["options"]["defenders_may_pass"]:
+        out.append({"t": "pass", "by": DEF})
+    return out
+
+
+def _cell(inp, key):
+    name = inp.get(key)
+    if not isinstance(name, str) or name not in INDEX:
+        raise Illegal(
+            "%s: %r is not a cell (cells are a slice letter n or a-g and a ring 1-5, e.g. b4; or castle)"
+            % (key, name)
+        )
+    return INDEX[name]
+
+
+def apply(state, inp):
+    t = inp.get("t")
+    if t == "cell":
+        return _on_cell(state, inp)
+    if t not in ("move", "pass"):
+        raise Illegal("unknown input type %r (Ringo takes move, pass and cell)" % (t,))
+    side = state["turn"]
+    by = inp.get("by")
+    if by not in SIDES:
+        raise Illegal("%s: by must be attackers or defenders, got %r" % (t, by))
+    if by != side:
+        raise Illegal("it is the %s' turn, not the %s'" % (side, by))
+    if state["hand"] is not None:
+        raise Illegal("pieces are off their cells (%s); finish or undo that on the board first" % _hand_text(state))
+    if t == "pass":
+        if side != DEF or not state["options"]["defenders_may_pass"]:
+            raise Illegal("the %s may not pass (only the defenders, with the defenders_may_pass variant)" % side)
+        fx = []
+        say(fx, "The defenders pass.")
+        cue(fx, "pass", side=DEF)
+        state["last"] = "pass"
+        _end_turn(state, fx, progress=False)
+        return fx
+    frm, to = _cell(inp, "from"), _cell(inp, "to")
+    mv = _find_move(state, side, frm, to)
+    return play_move(state, mv)
+
+
+def _find_move(state, side, frm, to):
+    board = state["board"]
+    if frm == CASTLE:
+        raise Illegal("a piece in the castle stays there; it cannot move")
+    if board[frm] != PIECE[side]:
+        what = {"A": "an attacker", "D": "a defender", ".": "nothing"}[board[frm]]
+        raise Illegal("%s holds %s, not one of the %s' pieces" % (NAMES[frm], what, side))
+    for mv in gen_moves(board, state["castle"], side, state["options"]):
+        if mv[0] == frm and mv[1] == to:
+            return mv
+    raise Illegal("the %s cannot go from %s to %s: %s" % (NOUN[side], NAMES[frm], NAMES[to], _why_not(state, side, frm, to)))
+
+
+def _why_not(state, side, frm, to):
+    """The rule a refused move breaks, in words."""
+    board = state["board"]
+    opts = state["options"]
+    rf, rt = _ring(frm), (0 if to == CASTLE else _ring(to))
+    if to == CASTLE and side == DEF:
+        return "defenders may not enter the castle"
+    if to != CASTLE and board[to] != ".":
+        return "%s is not empty" % NAMES[to]
+    mid = _jumped_cell(frm, to)
+    step = _is_step(side, frm, to)
+    if not step and mid < 0:
+        if side == ATT and to != CASTLE and rt > rf:
+            return "attackers never move backwards"
+        return "a piece moves one cell forward, back or sideways, or jumps one piece"
+    if side == ATT and rt > rf:
+        return "attackers never move or capture backwards"
+    if to == CASTLE and IS_NEUTRAL[frm] and not opts["enter_from_neutral"]:
+        return "attackers may not enter the castle from the Neutral Zone in this variant"
+    if mid >= 0 and not step:
+        if mid == CASTLE:
+            return "the castle holds no attacker to capture"
+        if board[mid] != PIECE[OTHER[side]]:
+            return "a jump must go over an opposing piece, and %s holds none" % NAMES[mid]
+    if side == ATT:
+        return "more attackers in the Neutral Zone than defenders left is not allowed (limit %d)" % neutral_limit(
+            opts, board.count("D") - (1 if mid > 0 and not IS_NEUTRAL[mid] else 0))
+    return "not a legal move"
+
+
+def play_move(state, mv):
+    """Apply a legal move (from gen_moves) to state; the effects."""
+    side = state["turn"]
+    frm, to, cap = mv
+    fx = []
+    state["board"], state["castle"] = do_move(state["board"], state["castle"], mv)
+    noun = NOUN[side]
+    if cap >= 0:
+        victim = NOUN[OTHER[side]]
+        where = "in the castle" if cap == CASTLE else "on %s" % NAMES[cap]
+        say(fx, "The %s on %s captures the %s %s and lands on %s." % (noun, NAMES[frm], victim, where, NAMES[to]))
+        cue(fx, "capture", side=side, **{"from": NAMES[frm], "to": NAMES[to], "cell": NAMES[cap]})
+    elif to == CASTLE:
+        say(fx, "An attacker enters the castle from %s." % NAMES[frm])
+        cue(fx, "castle.entered", side=ATT, **{"from": NAMES[frm], "count": state["castle"]})
+    else:
+        mid = -1 if _is_step(side, frm, to) else _jumped_cell(frm, to)
+        if mid > 0:
+            say(fx, "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, NAMES[frm], NAMES[mid], NAMES[to]))
+        else:
+            say(fx, "The %s moves from %s to %s." % (noun, NAMES[frm], NAMES[to]))
+        cue(fx, "move", side=side, **{"from": NAMES[frm], "to": NAMES[to]})
+    state["last"] = NAMES[frm] + "-" + NAMES[to]
+    progress = cap >= 0 or (side == ATT and (to == CASTLE or _ring(to) < _ring(frm)))
+    _end_turn(state, fx, progress)
+    return fx
+
+
+def _end_turn(state, fx, progress):
+    state["turns"] += 1
+    state["quiet"] = 0 if progress else state["quiet"] + 1
+    nxt = OTHER[state["turn"]]
+    state["turn"] = nxt
+    board, castle, opts = state["board"], state["castle"], state["options"]
+    win = result(board, castle, nxt, opts, state["quiet"])
+    if win is None:
+        cue(fx, "turn", side=nxt)
+        return
+    state["over"] = True
+    if win == "draw":
+        say(fx, "%d turns in a row without a capture or an attacker moving forward: the game is a draw." % QUIET_LIMIT)
+        cue(fx, "game.over", winner=None, why="quiet")
+        return
+    state["winner"] = win
+    if castle >= 2:
+        why, text = "castle", "Two attackers hold the castle. The attackers win!"
+    elif win == DEF and board.count("A") + castle <= 1:
+        why, text = "attackers", "Only one attacker is left. The defenders win!"
+    else:
+        why = "blocked"
+        text = "The %s cannot move. %s win!" % (nxt, TITLE_OF[win])
+    say(fx, text)
+    cue(fx, "game.over", winner=win, why=why)
+
+
+# ---------------------------------------------------------------- reading the board's sensors
+#
+# state["hand"] records how the pieces on the table differ from the board
+# after the last move: "off" cells that should hold a piece but are empty,
+# "extra" cells that should be empty but hold one, "castle" the difference in
+# the castle's count. When that difference is exactly a legal move of the side
+# to play, the move is made. While it could still become one (a piece lifted,
+# a capture half done) the engine waits. Anything else is prompted to be put right.
+
+
+def _hand_text(state):
+    h = state["hand"]
+    parts = []
+    if h["off"]:
+        parts.append("lifted from " + ", ".join(NAMES[c] for c in h["off"]))
+    if h["extra"]:
+        parts.append("put on " + ", ".join(NAMES[c] for c in h["extra"]))
+    if h["castle"] > 0:
+        parts.append("put into the castle")
+    elif h["castle"] < 0:
+        parts.append("taken out of the castle")
+    return "; ".join(parts)
+
+
+def _expect(mv):
+    """(off, extra, castle change) that a move leaves on the table."""
+    frm, to, cap = mv
+    off = [frm]
+    if cap > 0:
+        off.append(cap)
+    extra = [to] if to != CASTLE else []
+    dc = (1 if to == CASTLE else 0) - (1 if cap == CASTLE else 0)
+    return sorted(off), extra, dc
+
+
+def _within(h, mv):
+    """Is the table's difference h part of the way through move mv? (exact, partial)"""
+    off, extra, dc = _expect(mv)
+    for c in h["off"]:
+        if c not in off:
+            return False, False
+    for c in h["extra"]:
+        if c not in extra:
+            return False, False
+    if h["castle"] not in (0, dc):
+        return False, False
+    return (h["off"] == off and h["extra"] == extra and h["castle"] == dc), True
+
+
+def _on_cell(state, inp):
+    c = _cell(inp, "cell")
+    occ = inp.get("occupied")
+    if occ is not True and occ is not False:
+        raise Illegal("cell %s: occupied must be true or false, got %r" % (NAMES[c], occ))
+    h = state["hand"] or {"off": [], "extra": [], "castle": 0}
+    h = {"off": list(h["off"]), "extra": list(h["extra"]), "castle": h["castle"]}
+    if c == CASTLE:
+        if not occ and state["castle"] + h["castle"] <= 0:
+            raise Illegal("the castle sensor says a piece left the castle, but the castle is empty")
+        h["castle"] += 1 if occ else -1
+    else:
+        logical = state["board"][c] != "."
+        now = (logical and c not in h["off"]) or (not logical and c in h["extra"])
+        if now == occ:
+            raise Illegal("cell %s reports %s but it is already %s" % (
+                NAMES[c], "occupied" if occ else "empty", "occupied" if occ else "empty"))
+        lst = h["off"] if logical else h["extra"]
+        if c in lst:
+            lst.remove(c)
+        else:
+            lst.append(c)
+            lst.sort()
+    fx = []
+    if not h["off"] and not h["extra"] and h["castle"] == 0:
+        state["hand"] = None
+        cue(fx, "board.restored")
+        return fx
+    state["hand"] = h
+    side = state["turn"]
+    moves = gen_moves(state["board"], state["castle"], side, state["options"])
+    partial = []
+    for mv in moves:
+        exact, part = _within(h, mv)
+        if exact:
+            state["hand"] = None
+            return play_move(state, mv)
+        if part:
+            partial.append(mv)
+    if partial:
+        if h["off"] and not h["extra"] and h["castle"] == 0 and len(h["off"]) == 1:
+            frm = h["off"][0]
+            dests = sorted({NAMES[mv[1]] for mv in partial if mv[0] == frm})
+            cue(fx, "piece.lifted", side=side, cell=NAMES[frm], to=dests)
+        else:
+            left = []
+            for mv in partial:
+                for x in _expect(mv)[0]:
+                    if x not in h["off"]:
+                        left.append(NAMES[x])
+            if left:
+                cue(fx, "capture.remove", side=side, cells=sorted(set(left)))
+        return fx
+    refill = [NAMES[x] for x in h["off"]]
+    clear = [NAMES[x] for x in h["extra"]]
+    if h["castle"] < 0:
+        refill.append("castle")
+    if h["castle"] > 0:
+        clear.append("castle")
+    what = []
+    if clear:
+        what.append("take the piece off " + " and ".join(clear))
+    if refill:
+        what.append("put the piece back on " + " and ".join(refill))
+    text = "That is not a legal move for the %s: %s." % (side, ", then ".join(what))
+    say(fx, text)
+    cue(fx, "move.illegal", side=side, refill=refill, clear=clear)
+    prompt(fx, side, text)
+    return fx
+
+
+def _sensed_choices(state):
+    """With pieces off their cells: the sensor changes that put them back or carry a move on."""
+    h = state["hand"]
+    out = []
+    for c in h["off"]:
+        out.append({"t": "cell", "cell": NAMES[c], "occupied": True})
+    for c in h["extra"]:
+        out.append({"t": "cell", "cell": NAMES[c], "occupied": False})
+    if h["castle"] != 0:
+        out.append({"t": "cell", "cell": "castle", "occupied": h["castle"] < 0})
+    seen = set()
+    for mv in gen_moves(state["board"], state["castle"], state["turn"], state["options"]):
+        if not _within(h, mv)[1]:
+            continue
+        off, extra, dc = _expect(mv)
+        for c in off:
+            if c not in h["off"] and ("off", c) not in seen:
+                seen.add(("off", c))
+                out.append({"t": "cell", "cell": NAMES[c], "occupied": False})
+        for c in extra:
+            if c not in h["extra"] and ("extra", c) not in seen:
+                seen.add(("extra", c))
+                out.append({"t": "cell", "cell": NAMES[c], "occupied": True})
+        if dc and h["castle"] == 0 and "castle" not in seen:
+            seen.add("castle")
+            out.append({"t": "cell", "cell": "castle", "occupied": dc > 0})
+    return out
+
+
+# ---------------------------------------------------------------- views
+
+
+def count_neutral(board):
+    n = 0
+    for c in NEUTRAL:
+        if board[c] == "A":
+            n += 1
+    return n
+
+
+def view(state, viewer=None):
+    """Everything in Ringo is public; viewer changes nothing."""
+    board = state["board"]
+    cells = {}
+    for i in range(1, NCELLS):
+        if board[i] == "A":
+            cells[NAMES[i]] = ATT
+        elif board[i] == "D":
+            cells[NAMES[i]] = DEF
+    h = state["hand"]
+    return {
+        "cells": cells,
+        "castle": state["castle"],
+        "turn": state["turn"],
+        "turns": state["turns"],
+        "quiet": state["quiet"],
+        "attackers": board.count("A") + state["castle"],
+        "defenders": board.count("D"),
+        "neutral": {"attackers": count_neutral(board), "limit": neutral_limit(state["options"], board.count("D"))},
+        "last": state["last"],
+        "hand": None if h is None else {
+            "off": [NAMES[c] for c in h["off"]], "extra": [NAMES[c] for c in h["extra"]], "castle": h["castle"],
+        },
+        "picture": picture(board, state["castle"]),
+    }
+
+
+def picture(board, castle=0):
+    """The board as text: one line per ring, outer ring first, slices n a b c d e f g."""
+    lines = ["     n a b c d e f g"]
+    for r in range(RINGS, 0, -1):
+        lines.append("  %d  %s" % (r, " ".join(board[_idx(r, s)] for s in range(8))))
+    lines.append("  castle %d" % castle)
+    return lines
