@@ -8,6 +8,7 @@ scripts through drive()/advance().
 Control lines (';' separates commands applied together):
     set <pin> <level>                      drive an input pin (fires its IRQ)
     adv <us>                               move the virtual clock forward
+    freeze                                 stop real time from moving the clock (only adv does)
     mux <sig> <s0,s1,..> <channel> <level> level a multiplexer channel reads
     sync <n>                               answered with "sync <n>" once all before it is applied
 The neopixel fake reports each strip write as "px <rrggbb>,<rrggbb>,...".
@@ -27,12 +28,14 @@ from umachine import *  # noqa: F403 - PinBase, Signal, idle, mem* from the real
 _pins = {}
 _mux = {}  # sig pin -> (select pins, {channel: level})
 _skew = [0]
+_frozen = [None]  # when set, the clock stands still except for advance(): fully deterministic runs
 _sim = [None, b"", None]  # socket, partial input, poller
 
 
 def sim_ticks_us():
     """The firmware's clock: real time plus however far the simulation jumped ahead."""
-    return time.ticks_us() + _skew[0]
+    base = _frozen[0]
+    return (time.ticks_us() if base is None else base) + _skew[0]
 
 
 def advance(us):
@@ -212,6 +215,8 @@ def _apply(cmd):
         advance(int(a[1]))
     elif op == "mux":
         set_mux(int(a[1]), [int(x) for x in a[2].split(",")], int(a[3]), int(a[4]))
+    elif op == "freeze":
+        _frozen[0] = time.ticks_us()
     elif op == "sync":
         report("sync " + a[1])
     elif op == "exit":

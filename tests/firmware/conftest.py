@@ -1,0 +1,14 @@
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from battlement import fwsim
+
+
+@pytest.fixture(scope="session")
+def fw_code(tmp_path_factory):
+    """The firmware as a board holds it (firmware/*.py + wire.py), staged once per worker."""
+    return fwsim.stage(tmp_path_factory.mktemp("fw-code"))

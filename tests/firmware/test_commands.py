@@ -1,0 +1,109 @@
+"""Host commands under the real MicroPython: LEDs, settings, ping, evack, resend, bad frames."""
+
+from fwtest import frame, run_scenario
+
+CONFIG = {
+    "board": "tower-1",
+    "role": "pong-side",
+    "profile": "pico-w",
+    "sensors": [{"id": "cup-1", "kind": "beam", "pin": 2}, {"id": "tilt-1", "kind": "tilt", "pin": 3}],
+    "leds": {"pin": 16, "count": 9, "status": 0, "groups": {"ring": "1-8", "top": [8]}},
+}
+RED = (255, 0, 0)
+OFF = (0, 0, 0)
+
+
+def ball():
+    return ["set 2 0", "adv 8000", "set 2 1", "adv 20000", "sense"]
+
+
+def test_led_patterns_on_the_strip(fw_code):
+    ops = ["line " + frame("led", "tower-1", 1, "ring", "solid", 0x00FF00, 0), "render 0"]
+    ops += ["line " + frame("led", "tower-1", 2, "3", "blink", 0xFF0000, 400), "render 100", "render 300"]
+    ops += ["line " + frame("led", "tower-1", 3, "1-4", "chase", 0xFF0000, 400)]
+    ops += ["render %d" % t for t in (10, 110, 210, 310)]
+    ops += ["line " + frame("led", "tower-1", 4, "top", "pulse", 0x0000FF, 1000), "render 250", "render 500"]
+    ops += ["line " + frame("led", "tower-1", 5, "all", "off", 0, 0), "render 0"]
+    r = run_scenario(fw_code, CONFIG, ops)
+    assert [a[1] for a in r.of("ack")] == [1, 2, 3, 4, 5]
+    solid, blink_on, blink_off, *rest = r.pixels
+    assert solid[1:9] == [(0, 255, 0)] * 8
+    assert blink_on[3] == RED and blink_off[3] == OFF
+    chase = rest[:4]
+    # One lit pixel walks along 1..4, one step per quarter period.
+    assert [[i for i in range(1, 5) if p[i] == RED] for p in chase] == [[1], [2], [3], [4]]
+    quarter, peak = rest[4], rest[5]
+    assert 0 < quarter[8][2] < peak[8][2] and peak[8][2] >= 250
+    assert rest[6][1:] == [OFF] * 8
+
+
+def test_bad_commands_answered_with_the_reason(fw_code):
+    ops = [
+        "line " + frame("led", "tower-1", 7, "moat", "solid", 0xFF0000, 0),
+        "line " + frame("led", "tower-1", 8, "42", "solid", 0xFF0000, 0),
+        "line " + frame("led", "tower-1", 9, "1", "sparkle", 0xFF0000, 0),
+        "line " + frame("config", "tower-1", 10, "beam.colour", "3"),
+        "line " + frame("config", "tower-1", 11, "cup-9.min_us", "3"),
+        "line " + frame("config", "tower-1", 12, "tilt.stable_ms", "lots"),
+        "line " + frame("config", "tower-1", 13, "tilt-1.stable_ms", "50"),
+        "line " + frame("ping", "someone-else", 14),  # not for us: ignored
+        "line " + frame("event", "tower-1", 1, 1, "x", "beam", 1, 0, 0),  # wrong direction
+        "line ping tower-1 15*00000000",  # bad CRC: ignored, like line noise
+        "line hello there",
+        "take",
+    ]
+    r = run_scenario(fw_code, CONFIG, ops)
+    errors = {e[1]: e[2] for e in r.of("error")}
+    assert errors == {
+        7: "unknown-target",
+        8: "unknown-target",
+        9: "unknown-pattern",
+        10: "unknown-key",
+        11: "unknown-sensor",
+        12: "bad-value",
+        0: "wrong-direction",
+    }
+    assert r.of("ack") == [("tower-1", 13)]
+    assert r.stats["rejected"] == 4
+
+
+def test_ping_answers_ack_and_hello(fw_code):
+    r = run_scenario(fw_code, CONFIG, ["line " + frame("ping", "tower-1", 77), "take"])
+    assert r.of("ack") == [("tower-1", 77)]
+    (hello,) = r.of("hello")
+    assert hello[0] == "tower-1" and hello[4] == "pong-side" and hello[3] == 1
+    assert hello[5] == "cup-1:beam,tilt-1:tilt"
+
+
+def test_outbox_kept_until_evack_and_resent_when_the_host_is_silent(fw_code):
+    ops = ["freeze"] + ball() + ball() + ball() + ["take"]  # sent once
+    ops += ["take"]  # nothing new
+    ops += ["house 1100", "take"]  # no evack for a second: all three again
+    ops += ["line " + frame("evack", "tower-1", 0, 2)]  # for another boot: ignored
+    ops += ["house 1100", "take"]
+    r = run_scenario(fw_code, CONFIG, ops + ["beat"])
+    seqs = [e[2] for e in r.events()]
+    assert seqs == [1, 2, 3, 1, 2, 3, 1, 2, 3]
+    assert r.stats["outbox"] == 3
+
+
+def test_evack_trims_the_outbox_and_resend_covers_only_the_rest(fw_code):
+    # The boot id is random: "flush" has the driver acknowledge with the real one (up to seq 2).
+    ops = ["freeze"] + ball() + ball() + ["flush"] + ball() + ["take", "house 1100", "take", "beat", "take"]
+    r = run_scenario(fw_code, CONFIG, ops)
+    seqs = [e[2] for e in r.events()]
+    assert seqs == [1, 2, 3, 3]
+    (beat,) = r.of("beat")
+    board, boot, uptime, dropped, queued, reconnects, outbox = beat
+    assert (dropped, outbox) == (0, 1)
+
+
+def test_full_outbox_drops_the_oldest_and_counts_it(fw_code):
+    cfg = dict(CONFIG, outbox=8)
+    ops = ["freeze"]
+    for _ in range(10):
+        ops += ball()
+    ops += ["beat", "take"]
+    r = run_scenario(fw_code, cfg, ops)
+    assert [e[2] for e in r.events()] == list(range(3, 11))
+    assert r.of("beat")[0][3] == 2  # dropped
