@@ -132,7 +132,9 @@ class Transport:
                 raise WireError("board-mismatch", "%s sent on %s's topic" % (fields[0], board))
             msg = from_frame(typ, fields, table)
         except WireError as e:
-            self._reject(e.reason, link, e.detail)
+            # Show the start of the line: often a board's own message (boot banner, a traceback).
+            text = "".join(chr(c) if 32 <= c < 127 else "?" for c in line[:72].rstrip(b"\r\n"))
+            self._reject(e.reason, link, "%s: %s" % (e.detail or e.reason, text))
             return
         if self.allow is not None and msg.board not in self.allow:
             self._reject("unknown-board", link, "%s is not in the allow-list" % msg.board)
