@@ -148,6 +148,7 @@ def setup(options, seed):
         "turns": 0,
         "actions": 0,
         "used": [],  # weapons fired this turn
+        "aim": None,  # the weapon chosen to fire while its crew is still to be declared
         "shot": None,  # {"weapon", "crew", "falls"} while a shot is open
         "pending": [],  # rewards to decide: {"kind": "bonus"|"revive", "by": side}
         "down": [],  # tilt pieces out of play (a gate here is down); the rest stand
@@ -291,15 +292,11 @@ def legal(state):
                 {"t": "reward", "by": by, "choice": "extra"},
             ]
         return out + [{"t": "revive", "by": by, "piece": w} for w in _out_warriors(state, by)]
-    crews = [f for f in figures(state, side) if _standing(state, f) and state["balcony"][side] != f]
+    if state["aim"] is not None:
+        return out + [{"t": "crew", "by": side, "piece": c} for c in _crews(state, side, state["aim"])]
     for w in weapons(state, side):
-        if _fire_problem(state, side, w) is not None:
-            continue
-        if w.endswith(".castle-catapult"):
-            out.append({"t": "fire", "by": side, "weapon": w, "crew": state["balcony"][side]})
-        else:
-            for c in crews:
-                out.append({"t": "fire", "by": side, "weapon": w, "crew": c})
+        if _fire_problem(state, side, w) is None and _crews(state, side, w):
+            out.append({"t": "fire", "by": side, "weapon": w})
     gate_up = _standing(state, side + ".gate")
     for f in figures(state, side):
         if not _standing(state, f):
@@ -344,9 +341,9 @@ def apply(state, inp):
     if t in SENSED:
         _sensed(state, inp, fx)
         return fx
-    if t not in ("power", "balcony", "confirm", "fire", "over", "move", "end", "reward", "revive"):
+    if t not in ("power", "balcony", "confirm", "fire", "crew", "over", "move", "end", "reward", "revive"):
         raise Illegal(
-            "unknown input type %r for %s (known: fell, stood, power, balcony, confirm, fire, over, move, end, reward, revive)"
+            "unknown input type %r for %s (known: fell, stood, power, balcony, confirm, fire, crew, over, move, end, reward, revive)"
             % (t, NAME)
         )
     by = inp.get("by")
@@ -365,6 +362,12 @@ def apply(state, inp):
         _resolve_shot(state, fx)
     elif state["pending"]:
         _apply_reward(state, inp, fx)
+    elif state["aim"] is not None:
+        w = state["aim"]
+        if t != "crew":
+            raise Illegal("first say who fires the %s: {'t': 'crew', 'piece': ...}" % spoken(w))
+        _check_crew(state, inp["by"], w, inp.get("piece"))
+        _open_shot(state, inp["by"], w, inp["piece"], fx)
     else:
         _apply_action(state, inp, fx)
     return fx
@@ -522,43 +525,74 @@ def _apply_action(state, inp, fx):
         problem = _fire_problem(state, side, w)
         if problem:
             raise Illegal(problem)
-        crew = inp.get("crew")
-        if w.endswith(".castle-catapult"):
-            if crew != state["balcony"][side]:
-                raise Illegal(
-                    "only the figure on the castle balcony, %s, works the castle catapult"
-                    % spoken(state["balcony"][side])
-                )
+        crews = _crews(state, side, w)
+        if "crew" in inp:
+            _check_crew(state, side, w, inp["crew"])
+            _open_shot(state, side, w, inp["crew"], fx)
+        elif len(crews) == 1:
+            _open_shot(state, side, w, crews[0], fx)
+        elif not crews:
+            raise Illegal(
+                "none of the %s' figures stands by the %s to fire it" % (SIDE_NAME[side], spoken(w))
+            )
         else:
-            if crew not in figures(state, side):
-                raise Illegal(
-                    "firing needs one of your warriors or the hero within 5 centimetres as 'crew', got %r"
-                    % (crew,)
-                )
-            if not _standing(state, crew):
-                raise Illegal("%s is out of the game and cannot fire" % spoken(crew))
-            if state["balcony"][side] == crew:
-                raise Illegal("%s is up on the castle balcony, not beside the %s" % (spoken(crew), spoken(w)))
-        cost = 2 if w.endswith("." + RAM) else 1
-        state["actions"] -= cost
-        state["used"].append(w)
-        if cost == 2:
-            state["rams"][side] -= 1
-            state["ram_out"].append(w)
-        state["shot"] = {"weapon": w, "crew": crew, "falls": []}
-        n = disks_of(w)
-        cue(fx, "shot.open", side=side, weapon=w, disks=n)
-        if cost == 2:
-            say(fx, "%s charge with the battering ram." % SIDE_NAME[side])
-        elif n == 1:
-            say(fx, "%s fire the %s." % (SIDE_NAME[side], w.split(".", 1)[1].replace("-", " ")))
-        else:
-            say(fx, "%s fire the %s: %d disks." % (SIDE_NAME[side], w.split(".", 1)[1].replace("-", " "), n))
+            # Distances are not sensed: the player declares who stands within 5 cm.
+            state["aim"] = w
+            prompt(
+                fx, side, "Who stands within 5 centimetres of the %s to fire it?" % spoken(w), _choices(state)
+            )
         return
     if t == "move":
         _apply_move(state, inp, fx)
         return
     raise Illegal("%s is not an action; the %s may fire, move or end their turn" % (t, SIDE_NAME[side]))
+
+
+def _crews(state, side, weapon):
+    """The figures that may fire `weapon`: the balcony figure works the castle catapult, the others the rest."""
+    b = state["balcony"][side]
+    if weapon.endswith(".castle-catapult"):
+        return [b] if b is not None else []
+    return [f for f in figures(state, side) if f != b and _standing(state, f)]
+
+
+def _check_crew(state, side, w, crew):
+    if w.endswith(".castle-catapult"):
+        if crew != state["balcony"][side]:
+            raise Illegal(
+                "only the figure on the castle balcony, %s, works the castle catapult"
+                % spoken(state["balcony"][side])
+            )
+        return
+    if crew not in figures(state, side):
+        raise Illegal(
+            "firing needs one of your warriors or the hero within 5 centimetres as 'crew', got %r" % (crew,)
+        )
+    if not _standing(state, crew):
+        raise Illegal("%s is out of the game and cannot fire" % spoken(crew))
+    if state["balcony"][side] == crew:
+        raise Illegal("%s is up on the castle balcony, not beside the %s" % (spoken(crew), spoken(w)))
+
+
+def _open_shot(state, side, w, crew, fx):
+    """Spend the action(s) and open the window that collects what falls."""
+    state["aim"] = None
+    cost = 2 if w.endswith("." + RAM) else 1
+    state["actions"] -= cost
+    state["used"].append(w)
+    if cost == 2:
+        state["rams"][side] -= 1
+        state["ram_out"].append(w)
+    state["shot"] = {"weapon": w, "crew": crew, "falls": []}
+    n = disks_of(w)
+    cue(fx, "shot.open", side=side, weapon=w, crew=crew, disks=n)
+    name = w.split(".", 1)[1].replace("-", " ")
+    if cost == 2:
+        say(fx, "%s charge with the battering ram." % SIDE_NAME[side])
+    elif n == 1:
+        say(fx, "%s fire the %s." % (SIDE_NAME[side], name))
+    else:
+        say(fx, "%s fire the %s: %d disks." % (SIDE_NAME[side], name, n))
 
 
 def _apply_move(state, inp, fx):

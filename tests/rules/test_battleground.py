@@ -125,16 +125,29 @@ def test_moving_a_weapon_costs_an_action_but_the_castle_only_turns_to_aim_for_fr
 
 def test_firing_needs_a_standing_figure_of_your_own_declared_as_crew():
     m = play(BG, ready() + shot("orcs", "cannon", "hero", ["knights.warrior1"]) + [end("orcs")], options=SMALL)
-    cannon = {"t": "fire", "by": "knights", "weapon": "knights.cannon"}
+    cannon = {"t": "fire", "by": "knights", "weapon": "knights.cannon", "crew": "orcs.warrior2"}
     e = raises(Illegal, m.apply, cannon)
-    assert "crew" in str(e) and "5 centimetres" in str(e)
-    cannon["crew"] = "orcs.warrior2"
-    assert "orcs.warrior2" in str(raises(Illegal, m.apply, cannon))
+    assert "crew" in str(e) and "5 centimetres" in str(e) and "orcs.warrior2" in str(e)
     cannon["crew"] = "knights.warrior1"
     assert "Knight warrior 1 is out of the game" in str(raises(Illegal, m.apply, cannon))
-    cannon["crew"] = "knights.warrior2"
-    fx = m.apply(cannon)
+    # Without a crew the player is asked who stands within 5 cm: only standing figures are offered.
+    fx = m.apply({"t": "fire", "by": "knights", "weapon": "knights.cannon"})
+    assert "Who stands within 5 centimetres of the Knight cannon" in prompts(fx)[0]["ask"]
+    assert [c["piece"] for c in prompts(fx)[0]["choices"]] == ["knights.warrior2", "knights.hero"]
+    assert m.view()["actions_left"] == 2 and m.view()["shot"] is None
+    e = raises(Illegal, m.apply, end("knights"))
+    assert "first say who fires the Knight cannon" in str(e)
+    e = raises(Illegal, m.apply, {"t": "crew", "by": "knights", "piece": "knights.warrior1"})
+    assert "out of the game" in str(e)
+    fx = m.apply({"t": "crew", "by": "knights", "piece": "knights.warrior2"})
     assert "shot.open" in cues(fx) and "Knights fire the cannon." in says(fx)
+    assert m.view()["actions_left"] == 1 and m.view()["shot"]["crew"] == "knights.warrior2"
+
+
+def test_a_lone_figure_by_the_weapon_fires_without_being_asked():
+    m = play(BG, ready(balcony={"orcs": "orcs.warrior1"}), options={"warriors": 1})
+    fx = m.apply({"t": "fire", "by": "orcs", "weapon": "orcs.castle-catapult"})
+    assert m.view()["shot"]["crew"] == "orcs.warrior1" and prompts(fx) == []
 
 
 def test_no_weapon_fires_twice_in_one_turn():
