@@ -11,8 +11,7 @@ BASE = {"A1": "princess", "A2": "king", "A3": "dragon", "B1": "architect", "B2":
 def layout(**swap):
     """BASE with some towers given other characters, e.g. layout(C3="ninja")."""
     out = dict(BASE)
-    for t in swap:
-        out[t] = swap[t]
+    out.update(swap)
     return out
 
 
