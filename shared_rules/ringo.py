@@ -148,6 +148,40 @@ def start_board(n_attackers):
     return "".join(b)
 
 
+def board_from(attackers=(), defenders=()):
+    """A board string with attackers and defenders on the named cells (for tests, docs, puzzles)."""
+    b = ["."] * NCELLS
+    for names, piece in ((attackers, "A"), (defenders, "D")):
+        for name in names:
+            if name not in INDEX or name == "castle":
+                raise Illegal("%r is not a cell a piece can stand on" % (name,))
+            b[INDEX[name]] = piece
+    return "".join(b)
+
+
+def perft(options, depth, board=None, castle=0, side=ATT):
+    """How many move sequences of exactly `depth` moves there are from a position (the start by default).
+
+    A finished game ends a sequence early (it counts for nothing); a defenders' pass counts as a move.
+    """
+    if board is None:
+        board = start_board(options["attackers"])
+    if depth == 0:
+        return 1
+    if result(board, castle, side, options) is not None:
+        return 0
+    moves = gen_moves(board, castle, side, options)
+    if depth == 1:
+        return len(moves) + (1 if side == DEF and options["defenders_may_pass"] else 0)
+    n = 0
+    for mv in moves:
+        nb, nc = do_move(board, castle, mv)
+        n += perft(options, depth - 1, nb, nc, OTHER[side])
+    if side == DEF and options["defenders_may_pass"]:
+        n += perft(options, depth - 1, board, castle, ATT)
+    return n
+
+
 def setup(options, seed):
     n = options["attackers"]
     if n not in (5, 6, 7):
