@@ -14,6 +14,7 @@ import time
 
 from battlement.errors import UserError
 from battlement.messages import Beat, Event, Hello, Reply
+from battlement.transport import args as transport_args
 
 EPILOG = """examples:
   battlement monitor --serial /dev/ttyACM0
@@ -35,13 +36,7 @@ def register(sub) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--serial", metavar="PORT", action="append", help="serial port of a board (repeat for more)")
-    src.add_argument("--mqtt", metavar="URL", help="broker, e.g. mqtt://127.0.0.1:1883 (mqtts:// for TLS)")
-    p.add_argument("--table", help="with --mqtt: only this table's boards (default: every table)")
-    p.add_argument("--username", help="with --mqtt: broker user name")
-    p.add_argument("--password", help="with --mqtt: broker password")
-    p.add_argument("--baud", type=int, default=115200, help="serial speed (default 115200; USB boards ignore it)")
+    transport_args.add_arguments(p)
     p.add_argument("--every", type=float, default=5.0, metavar="SECONDS", help="print counters this often (default 5)")
     p.add_argument("--count", type=int, default=0, metavar="N", help="stop after N messages (default: run until Ctrl-C)")
     p.add_argument("--seconds", type=float, default=0, help="stop after this many seconds (default: until Ctrl-C)")
@@ -79,16 +74,6 @@ def counters_line(t) -> str:
 
 def _say(line: str) -> None:
     print("%s %s" % (time.strftime("%H:%M:%S"), line), flush=True)
-
-
-def make_transport(args):
-    from battlement.transport import MqttTransport, SerialTransport
-
-    if args.serial:
-        if args.table or args.username or args.password:
-            raise UserError("--table, --username and --password go with --mqtt, not --serial")
-        return SerialTransport(args.serial, baud=args.baud)
-    return MqttTransport(args.mqtt, table=args.table, username=args.username, password=args.password)
 
 
 async def watch(t, every: float = 5.0, count: int = 0, seconds: float = 0) -> int:
@@ -133,8 +118,7 @@ async def watch(t, every: float = 5.0, count: int = 0, seconds: float = 0) -> in
 def run(args) -> int:
     if args.every <= 0:
         raise UserError("--every must be a positive number of seconds, got %s" % args.every)
-    t = make_transport(args)
-    source = ", ".join(args.serial) if args.serial else args.mqtt + (" table " + args.table if args.table else "")
-    _say("-- monitoring %s (Ctrl-C to stop)" % source)
+    t = transport_args.from_args(args)
+    _say("-- monitoring %s (Ctrl-C to stop)" % transport_args.describe(args))
     asyncio.run(watch(t, args.every, args.count, args.seconds))
     return 0
