@@ -4,6 +4,7 @@ import subprocess
 import time
 
 import paho.mqtt.client as mqtt
+import pytest
 import serial
 
 
@@ -42,8 +43,6 @@ def test_pty_pair_links_pyserial_and_micropython(pty_pair, micropython):
 
 
 def test_pty_pair_unplug_makes_reader_fail_and_replug_restores(pty_pair):
-    import pytest
-
     port = serial.Serial(pty_pair.a, timeout=1)
     pty_pair.unplug()
     with pytest.raises(serial.SerialException):
