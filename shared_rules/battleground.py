@@ -892,6 +892,7 @@ def view(state, viewer=None):
         "turn_number": state["turns"],
         "actions_left": state["actions"],
         "fired_this_turn": list(state["used"]),
+        "aiming": state["aim"],
         "shot": None,
         "pending": [dict(t) for t in state["pending"]],
         "stand_up": list(state["restand"]),
