@@ -167,3 +167,18 @@ def test_broker_restart_mid_stream_loses_nothing_and_applies_nothing_twice(mosqu
             await t.stop()
 
     run(main())
+
+
+def test_host_started_before_the_broker_says_so_and_connects_when_it_appears(mosquitto_fresh):
+    async def main():
+        mosquitto_fresh.stop()
+        t = MqttTransport(mosquitto_fresh.url, table=fresh_table())
+        await t.start()
+        try:
+            await until(lambda: t.links[t.url].startswith("cannot reach"), what="unreachable broker reported")
+            mosquitto_fresh.start()
+            await until(lambda: t.links[t.url] == "connected", 20, "connected once the broker is up")
+        finally:
+            await t.stop()
+
+    run(main())

@@ -108,6 +108,9 @@ class MqttTransport(Transport):
         def on_disconnect(client, userdata, flags, reason_code, properties):
             loop.call_soon_threadsafe(self._link_state, "disconnected: %s" % reason_code)
 
+        def on_connect_fail(client, userdata):
+            loop.call_soon_threadsafe(self._link_state, "cannot reach %s:%d, retrying" % (self.host, self.port))
+
         def on_message(client, userdata, msg):
             # Batch hand-offs: wake the loop once per burst, not once per message.
             with self._inlock:
@@ -119,6 +122,7 @@ class MqttTransport(Transport):
 
         c.on_connect = on_connect
         c.on_disconnect = on_disconnect
+        c.on_connect_fail = on_connect_fail
         c.on_message = on_message
         c.connect_async(self.host, self.port, keepalive=15)
         c.loop_start()
