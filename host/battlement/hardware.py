@@ -16,6 +16,7 @@ import re
 import sys
 
 from battlement.errors import UserError
+from battlement.wire import MAX_FRAME
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 HARDWARE = ROOT / "hardware"
@@ -190,6 +191,13 @@ def check(m: dict, where: str = "pin map") -> list[str]:
                 pins.claim(s["lower"], user + " lower beam")
     if len(sensors) + sum(1 for s in sensors if isinstance(s, dict) and "lower" in s) > 250:
         problems.append("%s: more than 250 sensor channels on one board" % where)
+    listing = ",".join("%s:%s" % (s.get("id"), s.get("kind")) for s in sensors if isinstance(s, dict))
+    hello = len("hello %s 7fffffff 0.1.0 1 %s %s*00000000\n" % (board, m.get("role") or m.get("profile"), listing))
+    if hello > MAX_FRAME:
+        problems.append(
+            "%s: %d sensors make the board's hello %d bytes, over the %d-byte frame limit: "
+            "shorten the sensor ids or split the sensors across two boards" % (where, len(sensors), hello, MAX_FRAME)
+        )
     leds = m.get("leds")
     if leds is not None:
         if not isinstance(leds, dict) or "pin" not in leds:

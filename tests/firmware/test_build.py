@@ -1,0 +1,76 @@
+"""What gets deployed: every module compiles with mpy-cross for both boards, and the compiled
+firmware runs a full board inside a heap that fits a Pico W comfortably.
+
+Heap figures (MicroPython unix port, 64-bit, so objects are about twice their size on
+the 32-bit boards): ringo-a (21 mux cells, 22 LEDs chasing) needs 96K and fails at 80K;
+128K gives room for a full Medieval Pong side. A Pico W has ~150K free with Wi-Fi up.
+"""
+
+import asyncio
+
+import pytest
+
+from battlement import fwsim
+from battlement.fwsim import FirmwareProcess
+from battlement.messages import Event, Hello, Led, Reply
+from battlement.transport import SerialTransport
+
+HEAP = "128K"
+
+
+@pytest.mark.parametrize("march", ["armv6m", "xtensawin", None])
+def test_every_firmware_module_compiles_with_mpy_cross(tmp_path, march):
+    out = fwsim.stage(tmp_path / (march or "bytecode"), compiled=True, march=march)
+    mods = sorted(p.name for p in out.iterdir())
+    want = sorted((p.stem + ".mpy") if p.name != "main.py" else p.name for p in fwsim.firmware_modules())
+    assert mods == want
+    for p in out.glob("*.mpy"):
+        assert p.read_bytes()[:1] == b"M" and p.stat().st_size > 100
+
+
+async def _next(t, kind, timeout=10):
+    while True:
+        m = await asyncio.wait_for(t.get(), timeout)
+        if isinstance(m, kind):
+            return m
+
+
+@pytest.mark.parametrize("pinmap", ["pong-a", "ringo-a"])
+def test_compiled_firmware_runs_a_full_board_in_a_small_heap(pty_pair, pinmap):
+    async def main():
+        t = SerialTransport([pty_pair.a])
+        await t.start()
+        fw = FirmwareProcess(
+            pinmap, pinmap=str(fwsim.ROOT / "hardware" / "boards" / (pinmap + ".json")),
+            port=pty_pair.b, heapsize=HEAP, compiled=True,
+        )
+        try:
+            fw.start()
+            hello = await _next(t, Hello)
+            group = "kingdom" if pinmap == "pong-a" else "cells"
+            await t.send(Led(pinmap, group, "chase", 0xFF0000, 400))
+            assert (await _next(t, Reply)).ok
+            want = 0
+            for sid, kind in sorted(hello.sensors.items()):
+                if kind == "beam":
+                    fw.drop_ball(sid, width_ms=8)
+                elif kind == "tilt":
+                    fw.tilt(sid, True, settle=False)
+                else:
+                    fw.presence(sid, True, settle=False)
+                want += 1
+            fw.sync()
+            fw.advance(300_000)
+            got = set()
+            while len(got) < want:
+                got.add((await _next(t, Event)).sensor)
+            assert got == set(hello.sensors)
+            fw.wait_pixels(lambda px: px.count((255, 0, 0)) == 1)
+            await asyncio.sleep(0.5)
+            assert fw.alive(), fw.log()
+        finally:
+            fw.stop()
+            await t.stop()
+        assert "MemoryError" not in fw.log()
+
+    asyncio.run(main())
