@@ -373,12 +373,14 @@ def apply(state, inp):
     return fx
 
 
-def _piece(state, inp, field="piece"):
-    p = inp.get(field)
-    if not _known(state, p):
+def _own_figure(state, inp):
+    """The warrior or hero named in inp["piece"], which must belong to the army sending it."""
+    p = inp.get("piece")
+    side = inp["by"]
+    if p not in figures(state, side):
         raise Illegal(
-            "unknown piece %r (pieces are named like orcs.warrior1, knights.hero, orcs.flag2, knights.gate)"
-            % (p,)
+            "%r is not one of the %s' warriors or hero (like %s.warrior1, %s.hero)"
+            % (p, SIDE_NAME[side], side, side)
         )
     return p
 
@@ -390,9 +392,7 @@ def _apply_setup(state, inp, fx):
     if t == "power":
         if check != "power":
             raise Illegal("power disks are placed first, at the start of the set-up")
-        p = _piece(state, inp)
-        if p not in figures(state, side):
-            raise Illegal("%s is not one of the %s' warriors or hero" % (p, SIDE_NAME[side]))
+        p = _own_figure(state, inp)
         if state["disks_left"][side] <= 0:
             raise Illegal("the %s have no power disks left to place" % SIDE_NAME[side])
         state["disks_left"][side] -= 1
@@ -403,9 +403,7 @@ def _apply_setup(state, inp, fx):
     if t == "balcony":
         if check != "balcony":
             raise Illegal("the balcony figure is chosen after the power disks are placed")
-        p = _piece(state, inp)
-        if p not in figures(state, side):
-            raise Illegal("%s is not one of the %s' warriors or hero" % (p, SIDE_NAME[side]))
+        p = _own_figure(state, inp)
         state["balcony"][side] = p
         say(fx, "%s mans the castle balcony." % spoken(p))
         _next_setup_step(state, fx)
