@@ -131,3 +131,29 @@ def test_the_example_script_plays_to_an_orc_victory():
     assert view["log"][-2:] == ["The Knight hero falls, the last of its army.", "The Orcs win the battle!"]
     assert "The Orcs miss their turn." in view["log"]
     check_replay(m)
+
+
+def test_garbled_inputs_are_refused_with_a_reason_never_a_crash():
+    junk = [None, 7, "", "x", "orcs.warrior99", "orcs.warrior0", "orcs.", "knights.hero", "orcs.gate", [], {}, "balcony"]
+    types = ["fell", "stood", "power", "balcony", "confirm", "fire", "crew", "over", "move", "end", "reward", "revive"]
+    rng = Rng(11)
+    for n, options in enumerate(OPTION_SETS[:2]):
+        m = Match(BG, options, n)
+        steps = 0
+        while not m.over and steps < scale(120, 40):
+            choices = m.legal()
+            bad = dict(rng.choice(choices))
+            field = rng.choice(["t", "by", "piece", "weapon", "crew", "to", "check", "choice"])
+            if rng.below(3) == 0:
+                bad.pop(field, None)
+            else:
+                bad[field] = rng.choice(junk + types)
+            before = dumps(m.state)
+            try:
+                m.apply(bad)
+            except Illegal as e:
+                assert str(e), "an empty reason for %r" % (bad,)
+                assert dumps(m.state) == before
+            if not m.over:  # a garbled input may have been accepted (e.g. a harmless tilt)
+                m.apply(rng.choice(m.legal()))
+            steps += 1
