@@ -1,0 +1,103 @@
+"""Effects: the rules' abstract cues -> LED commands to the right board and pixel.
+
+Two layers:
+- the lighting of the table derived from the public view (which Ringo cells hold
+  whose piece, which Battleground pieces are down, which Medieval Pong towers are
+  destroyed), sent in full on a new game, a resume or an undo so the table never
+  shows a taken-back move;
+- short cue lights on the objects a cue names (hit flash, legal destinations,
+  illegal-move warning, exposed crown).
+Only the public view and cues are used here, so no LED ever gives a secret away.
+"""
+
+from __future__ import annotations
+
+from battlement.messages import Led
+from battlement.tables import TableMap
+
+SIDE_RGB = {
+    "red": 0xFF0000, "blue": 0x0040FF,
+    "attackers": 0xFF5000, "defenders": 0x0060FF,
+    "orcs": 0x20C000, "knights": 0xC0C0FF,
+}
+WHITE, GREEN, AMBER, RED, GOLD = 0xFFFFFF, 0x00FF40, 0xFFA000, 0xFF0000, 0xFFD000
+
+# cue name -> [(field, pattern, colour or "side", period_ms)]; a field names one object or a list of them.
+CUE_LIGHTS = {
+    "move": [("from", "off", 0, 0), ("to", "solid", "side", 0)],
+    "capture": [("from", "off", 0, 0), ("cell", "off", 0, 0), ("to", "solid", "side", 0)],
+    "castle.entered": [("from", "off", 0, 0), ("castle", "blink", "side", 400)],
+    "piece.lifted": [("cell", "blink", "side", 400), ("to", "pulse", GREEN, 1000)],
+    "move.illegal": [("refill", "blink", RED, 250), ("clear", "blink", RED, 250)],
+    "capture.remove": [("cells", "blink", AMBER, 400)],
+    "tower.hit": [("tower", "blink", WHITE, 200)],
+    "tower.destroyed": [("tower", "off", 0, 0)],
+    "crown.exposed": [("tower", "blink", GOLD, 500)],
+    "fell": [("piece", "blink", RED, 300)],
+    "cup.add": [("cup", "pulse", GREEN, 800)],
+}
+
+
+def _names(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+class Effects:
+    def __init__(self, tmap: TableMap):
+        self.tmap = tmap
+        self.counters: dict[str, int] = {}
+
+    def _led(self, obj: str, pattern: str, rgb: int, period: int) -> Led | None:
+        o = self.tmap.objects.get(obj)
+        if o is None or o.led is None or o.led_board is None:
+            return None
+        return Led(o.led_board, o.led, pattern, rgb if pattern != "off" else 0, period, self.tmap.table)
+
+    def _object(self, cue: dict, field: str, name: str) -> str:
+        # Medieval Pong cues name a tower within a side: tower="B2", side="red" -> object red.B2
+        if name not in self.tmap.objects and "side" in cue and "%s.%s" % (cue["side"], name) in self.tmap.objects:
+            return "%s.%s" % (cue["side"], name)
+        return name
+
+    def for_cue(self, cue: dict) -> list[Led]:
+        rules = CUE_LIGHTS.get(cue.get("cue", ""))
+        out: list[Led] = []
+        if rules is None:
+            return out
+        for field, pattern, colour, period in rules:
+            rgb = SIDE_RGB.get(cue.get("side", ""), WHITE) if colour == "side" else colour
+            for name in _names(cue.get(field)):
+                led = self._led(self._object(cue, field, name), pattern, int(rgb), period)
+                if led:
+                    out.append(led)
+        return out
+
+    def lighting(self, game: str, view: dict) -> list[Led]:
+        """Every mapped LED set from the public view (objects the view does not light go dark)."""
+        lit: dict[str, int] = {}
+        if game == "ringo":
+            for cell, side in (view.get("cells") or {}).items():
+                lit[cell] = SIDE_RGB.get(side, WHITE)
+            if view.get("castle"):
+                lit["castle"] = SIDE_RGB["attackers"]
+        elif game == "battleground":
+            down = set(view.get("down") or [])
+            for name in self.tmap.objects:
+                if name not in down:
+                    lit[name] = SIDE_RGB.get(name.split(".")[0], WHITE)
+        elif game == "medieval-pong":
+            # standing towers glow in their side's colour; a destroyed one (in the box) goes dark
+            for side, sv in (view.get("sides") or {}).items():
+                for t, tv in (sv.get("towers") or {}).items():
+                    if tv.get("status") != "box":
+                        lit["%s.%s" % (side, t)] = SIDE_RGB.get(side, WHITE)
+        out = []
+        for name in sorted(self.tmap.objects):
+            led = self._led(name, "solid" if name in lit else "off", lit.get(name, 0), 0)
+            if led:
+                out.append(led)
+        return out

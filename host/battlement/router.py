@@ -1,0 +1,79 @@
+"""Router: a sensed event -> the game object it belongs to -> the rule input it means.
+
+The table map says which (board, sensor) is which object; each game says what a
+sensor change on one of its objects means (a beam in tower red.B2 -> "ball in
+tower B2 of red"; a presence change on cell b5 -> cell b5 occupied/vacated; a
+tilt on orcs.warrior3 -> it fell / stood). Unknown boards and sensors are
+counted and reported, never fatal.
+"""
+
+from __future__ import annotations
+
+from battlement.messages import Event
+from battlement.tables import TableMap
+
+
+def _pong(obj: str, kind: str, value: int):
+    if kind != "beam" or value != 1:
+        return None  # only a completed ball pulse means something
+    side, tower = obj.split(".", 1)
+    return {"t": "ball", "side": side, "tower": tower}
+
+
+def _ringo(obj: str, kind: str, value: int):
+    return {"t": "cell", "cell": obj, "occupied": bool(value)}
+
+
+def _battleground(obj: str, kind: str, value: int):
+    return {"t": "fell" if value else "stood", "piece": obj}
+
+
+def _plingpong(obj: str, kind: str, value: int):
+    if kind != "beam" or value != 1:
+        return None
+    return {"t": "ball", "cup": obj}
+
+
+# game -> (object, sensor kind, value) -> input, or None for a change that means nothing
+TO_INPUT = {"medieval-pong": _pong, "ringo": _ringo, "battleground": _battleground, "plingpong": _plingpong}
+
+
+def to_sensor(game: str, inp: dict):
+    """The inverse: which object and value a sensed input comes from (the page's sensor buttons)."""
+    t = inp.get("t")
+    if game == "medieval-pong" and t == "ball" and "tower" in inp:
+        return "%s.%s" % (inp["side"], inp["tower"]), 1
+    if game == "ringo" and t == "cell":
+        return inp["cell"], 1 if inp["occupied"] else 0
+    if game == "battleground" and t in ("fell", "stood"):
+        return inp["piece"], 1 if t == "fell" else 0
+    if game == "plingpong" and t == "ball" and "cup" in inp:
+        return inp["cup"], 1
+    return None
+
+
+class Router:
+    """Maps events of one table; counts what it could not place."""
+
+    def __init__(self, tmap: TableMap):
+        self.tmap = tmap
+        self.counters: dict[str, int] = {}
+
+    def _count(self, what: str) -> None:
+        self.counters[what] = self.counters.get(what, 0) + 1
+
+    def place(self, ev: Event) -> tuple[str | None, dict | None, str]:
+        """(object, input, note). object None: not on the map; input None: nothing to apply."""
+        if ev.board not in self.tmap.boards:
+            self._count("unknown-board")
+            return None, None, "board %s is not on table %s's map (%s)" % (ev.board, self.tmap.table, self.tmap.path)
+        obj = self.tmap.by_sensor.get((ev.board, ev.sensor))
+        if obj is None:
+            self._count("unmapped-sensor")
+            return None, None, "sensor %s/%s is not mapped to any object in %s" % (ev.board, ev.sensor, self.tmap.path)
+        conv = TO_INPUT.get(self.tmap.game)
+        inp = conv(obj, ev.kind, ev.value) if conv else None
+        if inp is None:
+            self._count("ignored")
+            return obj, None, "%s: %s %d means nothing in %s" % (obj, ev.kind, ev.value, self.tmap.game)
+        return obj, inp, ""

@@ -1,0 +1,290 @@
+"""A table's session: sensed events and page decisions -> journal -> rules -> LEDs, sound, pages.
+
+One Session per table. Everything runs on the bridge's event loop (no locks).
+The order for every input is: write it to the journal, apply it, settle it
+(ok / illegal with the reason), then send effects. A refused input leaves the
+game untouched, is counted, and its reason goes to the page.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+import shared_rules
+from battlement.effects import Effects
+from battlement.errors import UserError
+from battlement.journal import Journal
+from battlement.messages import Event, Led
+from battlement.router import Router, to_sensor
+from battlement.sound import Sound
+from battlement.tables import TableMap
+from shared_rules.engine import Illegal, Match
+
+KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
+
+
+def sides_of(match: Match) -> list[str]:
+    """The sides or players who get a private page."""
+    sides = getattr(match.game, "SIDES", None)
+    if sides:
+        return sorted(sides)
+    players = match.state.get("players")
+    if isinstance(players, list):
+        return [p["id"] if isinstance(p, dict) else str(p) for p in players]
+    return []
+
+
+def new_code() -> str:
+    # short enough to type from the host screen, not guessable by the other side in a game's time
+    return "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(6))
+
+
+class Session:
+    def __init__(self, tmap: TableMap, journal: Journal, sound: Sound | None = None,
+                 send: Callable[[Led], None] | None = None, throw_timeout: float = 0.0):
+        self.tmap = tmap
+        self.table = tmap.table
+        self.journal = journal
+        self.sound = sound or Sound("null")
+        self.send = send or (lambda led: None)
+        self.router = Router(tmap)
+        self.effects = Effects(tmap)
+        self.listeners: list[Callable[[Session, list], None]] = []
+        self.counters: dict[str, int] = {"events": 0, "inputs": 0, "illegal": 0, "undo": 0}
+        self.notices: list[dict] = []  # public: what happened, what was refused
+        self.private: dict[str, list[str]] = {}  # side -> private announcements
+        self.prompts: list[dict] = []  # prompts of the last input
+        self.paused = False
+        self.throw_timeout = throw_timeout
+        self.last_input_at = time.monotonic()
+        self.match: Match
+        self.game_id = 0
+        self.codes: dict[str, str] = {}
+        if not self.resume():
+            self.new_game(tmap.game, tmap.options)
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def resume(self) -> bool:
+        """Rebuild the table's unfinished game from the journal; False if there is none."""
+        g = self.journal.open_game(self.table)
+        if g is None:
+            return False
+        try:
+            mod = shared_rules.load(g["game"])
+        except KeyError:
+            return False
+        self.match = Match(mod, g["options"], g["seed"])
+        self.game_id, self.codes = g["id"], g["codes"]
+        for n, _source, inp, status in g["inputs"]:
+            try:
+                self.match.apply(inp)
+            except Illegal as e:  # a pending input refused when it was first applied
+                self.journal.settle(self.game_id, n, "illegal", e.reason)
+                continue
+            if status == "pending":
+                self.journal.settle(self.game_id, n, "ok")
+        self._note("Resumed the game of %s after %d inputs." % (self.match.game.TITLE, len(self.match.inputs)))
+        self._relight()
+        return True
+
+    def new_game(self, game: str | None = None, options: dict | None = None, seed: int | None = None) -> None:
+        game = game or self.tmap.game
+        if game != self.tmap.game:
+            raise UserError("table %s is built for %s (%s), not %s" % (self.table, self.tmap.game, self.tmap.path, game))
+        mod = shared_rules.load(game)
+        opts = dict(self.tmap.options)
+        opts.update(options or {})
+        if game == "medieval-pong" and "unlocked" not in (options or {}):
+            prog = self.journal.get_progress(self.table).get("padlocks")
+            if prog is not None:
+                opts["unlocked"] = ",".join(prog.get("unlocked", [])) or "none"
+        try:
+            match = Match(mod, opts, seed if seed is not None else random.SystemRandom().randrange(1 << 30))
+        except Illegal as e:
+            raise UserError("new %s game: %s" % (game, e.reason))
+        if self.game_id and not self.match.over:
+            self.journal.finish(self.game_id, None, "abandoned after %d inputs" % len(self.match.inputs))
+        self.match = match
+        self.codes = {s: new_code() for s in sides_of(match)}
+        self.game_id = self.journal.new_game(self.table, game, match.options, match.seed, self.codes)
+        self.notices, self.private, self.prompts = [], {}, []
+        self._note("New game of %s." % mod.TITLE)
+        self._relight()
+        self._changed()
+
+    # --- inputs ----------------------------------------------------------------------
+
+    def sensed(self, ev: Event) -> dict:
+        """A sensor event from a board: journal it, map it, apply what it means."""
+        self.counters["events"] += 1
+        obj, inp, note = self.router.place(ev)
+        eid = self.journal.write_event(self.table, ev, obj)
+        if inp is None:
+            self.journal.event_outcome(eid, "unmapped: " + note if obj is None else "ignored")
+            if obj is None:
+                self._note(note, kind="warning")
+                self._changed()
+            return {"ok": False, "message": note}
+        if self.paused:  # players are resetting the table: what the sensors see now is not play
+            self.counters["paused"] = self.counters.get("paused", 0) + 1
+            self.journal.event_outcome(eid, "paused")
+            return {"ok": False, "message": "the game is paused"}
+        res = self.apply(inp, source="sensor " + obj)
+        self.journal.event_outcome(eid, "input %d" % res["n"] if res["ok"] else "illegal: " + res["message"])
+        return res
+
+    def apply(self, inp: dict, source: str = "page") -> dict:
+        """Journal, then apply one input. Returns {"ok", "message", "n"}; never raises for bad input."""
+        if not isinstance(inp, dict) or not isinstance(inp.get("t"), str):
+            self.counters["illegal"] += 1
+            return {"ok": False, "message": "an input is an object with a 't' field, got %r" % (inp,), "n": 0}
+        n = self.journal.write_input(self.game_id, source, inp)
+        try:
+            fx = self.match.apply(inp)
+        except Illegal as e:
+            self.journal.settle(self.game_id, n, "illegal", e.reason)
+            self.counters["illegal"] += 1
+            self._note("Refused (%s): %s" % (source, e.reason), kind="illegal")
+            self._changed()
+            return {"ok": False, "message": e.reason, "n": n}
+        self.journal.settle(self.game_id, n, "ok")
+        self.counters["inputs"] += 1
+        self.last_input_at = time.monotonic()
+        self._effects(fx)
+        if self.match.over:
+            self._finish()
+        self._changed(fx)
+        return {"ok": True, "message": "", "n": n}
+
+    def undo(self) -> dict:
+        last = self.journal.undo_last(self.game_id)
+        if last is None or not self.match.inputs:
+            return {"ok": False, "message": "nothing to undo"}
+        self.match.undo()
+        self.counters["undo"] += 1
+        self._note("Undid: %s." % describe(last))
+        self._relight()
+        self._changed()
+        return {"ok": True, "message": ""}
+
+    def sensor_for(self, inp: dict):
+        """(board, sensor, value) a simulated board must report for a sensed input, or None."""
+        hit = to_sensor(self.tmap.game, inp)
+        if hit is None or hit[0] not in self.tmap.objects:
+            return None
+        o = self.tmap.objects[hit[0]]
+        return o.board, o.sensor, hit[1]
+
+    def timed_out(self) -> bool:
+        """Is the per-turn throw timeout over with a miss being a legal input now?"""
+        if not self.throw_timeout or self.paused or self.match.over:
+            return False
+        return time.monotonic() - self.last_input_at >= self.throw_timeout
+
+    def miss_input(self) -> dict | None:
+        for inp in self.match.legal():
+            if inp.get("t") == "miss":
+                return inp
+        return None
+
+    # --- effects ---------------------------------------------------------------------
+
+    def _effects(self, fx: list) -> None:
+        self.prompts = []
+        for e in fx:
+            if e["t"] == "say":
+                if e.get("to") is None:
+                    self.sound.say(e["text"])
+                    self._note(e["text"], kind="say")
+                else:
+                    self.private.setdefault(e["to"], []).append(e["text"])
+                    del self.private[e["to"]][:-KEEP_NOTES]
+            elif e["t"] == "cue":
+                self.sound.cue(e["cue"])
+                for led in self.effects.for_cue(e):
+                    self.send(led)
+            elif e["t"] == "prompt":
+                self.prompts.append({"to": e.get("to"), "ask": e.get("ask"), "choices": e.get("choices")})
+        if any(e["t"] == "cue" and e["cue"] in ("move", "capture", "tower.destroyed", "tower.rebuilt") for e in fx):
+            self._relight()
+
+    def _relight(self) -> None:
+        for led in self.effects.lighting(self.match.game.NAME, self.match.view(None)):
+            self.send(led)
+
+    def _finish(self) -> None:
+        winner = self.match.state["winner"]
+        summary = "%s: %s after %d inputs" % (
+            self.match.game.TITLE, ("%s won" % winner) if winner else "draw", len(self.match.inputs))
+        self.journal.finish(self.game_id, winner, summary)
+        if self.match.game.NAME == "medieval-pong" and hasattr(self.match.game, "unlocks"):
+            prog = self.journal.get_progress(self.table).get("padlocks")
+            try:
+                self.journal.set_progress(self.table, "padlocks", self.match.game.unlocks(self.match.state, prog))
+            except Illegal as e:
+                self._note("Padlocks: %s" % e.reason, kind="warning")
+        self._note(summary + ".")
+
+    def _note(self, text: str, kind: str = "info") -> None:
+        self.notices.append({"kind": kind, "text": text})
+        del self.notices[:-KEEP_NOTES]
+
+    def _changed(self, fx: list | None = None) -> None:
+        for fn in list(self.listeners):
+            fn(self, fx or [])
+
+    # --- what each page may see --------------------------------------------------------
+
+    def public(self) -> dict:
+        """The scoreboard: public view, public notices, prompts to everyone. Never a secret."""
+        return {
+            "table": self.table, "title": self.match.game.TITLE, "game": self.match.game.NAME,
+            "view": self.match.view(None), "notices": self.notices, "paused": self.paused,
+            "prompts": [p for p in self.prompts if p["to"] is None],
+            "sides": sorted(self.codes),
+        }
+
+    def for_host(self) -> dict:
+        legal = self.match.legal()
+        sensed = set(getattr(self.match.game, "SENSED", ()))
+        out = self.public()
+        out.update({
+            "codes": self.codes, "counters": self._all_counters(),
+            "sensed": [i for i in legal if i.get("t") in sensed][:200],
+            "decisions": [i for i in legal if i.get("t") not in sensed and "by" not in i][:200],
+            "options": self.match.options, "history": self.journal.history(self.table, 5),
+            "waiting": self.match.awaiting(),
+        })
+        return out
+
+    def for_side(self, side: str) -> dict:
+        legal = self.match.legal()
+        out = self.public()
+        out.update({
+            "side": side, "view": self.match.view(side), "private": self.private.get(side, []),
+            "decisions": [i for i in legal if i.get("by") == side][:300],
+            "prompts": [p for p in self.prompts if p["to"] in (None, side)],
+        })
+        return out
+
+    def check_code(self, side: str, code: str | None) -> None:
+        if side not in self.codes:
+            raise UserError("table %s has no side %r (sides: %s)" % (self.table, side, ", ".join(sorted(self.codes))))
+        if not code or code != self.codes[side]:
+            raise UserError("the private page of %s needs its code, shown on the host page" % side)
+
+    def _all_counters(self) -> dict:
+        out = dict(self.counters)
+        for k, v in self.router.counters.items():
+            out["router." + k] = v
+        for k, v in self.sound.counters.items():
+            out["sound." + k] = v
+        return out
+
+
+def describe(inp: dict) -> str:
+    """'ball side=red tower=B2': an input in a line a person can read."""
+    return ("%s %s" % (inp.get("t", "?"), " ".join("%s=%s" % (k, inp[k]) for k in sorted(inp) if k != "t"))).strip()

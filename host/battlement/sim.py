@@ -1,0 +1,352 @@
+"""`battlement sim`: virtual boards that speak the real wire protocol, over a pty or MQTT.
+
+A VirtualBoard behaves like the firmware from the host's side: hello at start and
+after every ping, numbered events kept in an outbox until the host's evack, an
+ack for every command, and the LED state the host asked for. `battlement run
+--simulate` runs them inside the bridge (one pty per board, read by the real
+serial transport) so any game can be tried with no hardware; `battlement sim`
+runs them on their own, scripted (JSON Lines) or random, for a bridge started
+separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import json
+import os
+import random
+import sys
+import time
+import tty
+
+from battlement import wire
+from battlement.errors import UserError
+from battlement.messages import Event, Hello, Reply, up_frame
+from battlement.tables import TableMap, load
+
+FIRMWARE = "sim-1"
+
+
+class VirtualBoard:
+    def __init__(self, board: str, sensors: dict[str, str], profile: str = "sim", table: str | None = None):
+        self.board, self.sensors, self.profile, self.table = board, dict(sensors), profile, table
+        self.boot = random.SystemRandom().randrange(1, 1 << 32)
+        self.seq = 0
+        self.outbox: dict[int, bytes] = {}
+        self.pixels: dict[str, tuple[str, int, int]] = {}  # LED target -> (pattern, rgb, period)
+        self.write = lambda frame: None  # set by the link
+        self.counters = {"events": 0, "commands": 0, "bad-frames": 0}
+        self.on_led = None  # callback(board, target, pattern, rgb) for watchers (the page, tests)
+        self.t0 = time.monotonic()
+
+    def hello(self) -> None:
+        self.write(up_frame(Hello(None, self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensors)))
+
+    def sense(self, sensor: str, value: int, width_us: int = 12000) -> int:
+        """Report a sensor change like the firmware does; returns its seq."""
+        if sensor not in self.sensors:
+            raise UserError("board %s has no sensor %r (sensors: %s)" % (self.board, sensor, ", ".join(sorted(self.sensors))))
+        kind = self.sensors[sensor]
+        self.seq += 1
+        t_us = int((time.monotonic() - self.t0) * 1e6) & (2**30 - 1)
+        frame = up_frame(Event(None, self.board, self.boot, self.seq, sensor, kind, value, t_us,
+                               width_us if kind == "beam" else 0))
+        self.outbox[self.seq] = frame
+        self.counters["events"] += 1
+        self.write(frame)
+        return self.seq
+
+    def on_frame(self, line: bytes) -> None:
+        try:
+            typ, fields = wire.decode(line)
+        except wire.WireError:
+            self.counters["bad-frames"] += 1
+            return
+        if not fields or fields[0] != self.board:
+            return  # addressed to another board on the same link
+        if typ == "evack":
+            if fields[1] == self.boot:
+                for s in [s for s in self.outbox if s <= fields[2]]:
+                    del self.outbox[s]
+            return
+        self.counters["commands"] += 1
+        msgid = fields[1]
+        if typ == "led":
+            _b, _m, target, pattern, rgb, period = fields
+            self.pixels[target] = (pattern, rgb, period)
+            if self.on_led:
+                self.on_led(self.board, target, pattern, rgb)
+        if typ in ("led", "config", "ping"):
+            self.write(up_frame(Reply(None, self.board, msgid, True)))
+        if typ == "ping":
+            self.hello()
+            for s in sorted(self.outbox):  # what the host may have missed
+                self.write(self.outbox[s])
+
+
+class PtyLink:
+    """One pty per board: the board writes the master side, the bridge opens `path` like a USB port."""
+
+    def __init__(self, board: VirtualBoard):
+        self.board = board
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self.slave)
+        self.splitter = wire.Splitter()
+        self.out = b""
+        self.loop: asyncio.AbstractEventLoop | None = None
+        board.write = self._write
+
+    def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.loop.add_reader(self.master, self._readable)
+        self.board.hello()
+
+    def _write(self, frame: bytes) -> None:
+        if self.out:
+            self.out += frame
+            return
+        try:
+            n = os.write(self.master, frame)
+        except BlockingIOError:
+            n = 0
+        if n < len(frame):
+            self.out = frame[n:]
+            if self.loop:
+                self.loop.add_writer(self.master, self._flush)
+
+    def _flush(self) -> None:
+        try:
+            n = os.write(self.master, self.out)
+        except BlockingIOError:
+            return
+        self.out = self.out[n:]
+        if not self.out and self.loop:
+            self.loop.remove_writer(self.master)
+
+    def _readable(self) -> None:
+        try:
+            data = os.read(self.master, 4096)
+        except OSError as e:
+            if e.errno in (errno.EAGAIN, errno.EIO):
+                return
+            raise
+        for line in self.splitter.feed(data):
+            self.board.on_frame(line)
+
+    def close(self) -> None:
+        if self.loop:
+            self.loop.remove_reader(self.master)
+            self.loop.remove_writer(self.master)
+        for fd in (self.master, self.slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class MqttLink:
+    """A board on an MQTT broker: publishes up/status, listens on down (paho's thread hands frames to the loop)."""
+
+    def __init__(self, board: VirtualBoard, url: str, table: str, username: str | None = None,
+                 password: str | None = None):
+        import paho.mqtt.client as mqtt
+
+        from battlement.transport.mqtt import parse_url, topic
+
+        self.board = board
+        host, port, tls, u, p = parse_url(url)
+        self.up, self.down, self.status = (topic(table, board.board, leaf) for leaf in ("up", "down", "status"))
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="sim-%s-%s-%x" % (table, board.board, board.boot))
+        if username or u:
+            self.client.username_pw_set(username or u, password or p)
+        if tls:
+            self.client.tls_set()
+        self.client.will_set(self.status, b"offline", qos=1, retain=True)
+        self.client.on_connect = self._connected
+        self.client.on_message = self._message
+        self.host, self.port = host, port
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.ready = asyncio.Event()
+        board.write = self._write
+
+    def _connected(self, client, userdata, flags, rc, props=None):
+        client.subscribe(self.down, qos=1)
+        client.publish(self.status, b"online", qos=1, retain=True)
+        if self.loop:
+            self.loop.call_soon_threadsafe(self._online)
+
+    def _online(self) -> None:
+        self.board.hello()
+        self.ready.set()
+
+    def _message(self, client, userdata, msg):
+        if self.loop:
+            self.loop.call_soon_threadsafe(self.board.on_frame, msg.payload)
+
+    def _write(self, frame: bytes) -> None:
+        self.client.publish(self.up, frame, qos=1)
+
+    def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.client.connect_async(self.host, self.port, keepalive=30)
+        self.client.loop_start()
+
+    def close(self) -> None:
+        self.client.publish(self.status, b"offline", qos=1, retain=True)
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+class Simulator:
+    """Virtual boards for every board of a table map; press(object, value) acts as its sensor."""
+
+    def __init__(self, tmap: TableMap, mqtt_url: str | None = None, username: str | None = None,
+                 password: str | None = None):
+        self.tmap = tmap
+        self.boards: dict[str, VirtualBoard] = {}
+        self.links: dict[str, PtyLink | MqttLink] = {}
+        for b in sorted(tmap.boards):
+            vb = VirtualBoard(b, tmap.sensors_of(b), str(tmap.boards[b].get("profile", "sim")), tmap.table)
+            self.boards[b] = vb
+            self.links[b] = MqttLink(vb, mqtt_url, tmap.table, username, password) if mqtt_url else PtyLink(vb)
+
+    @property
+    def ports(self) -> list[str]:
+        return [link.path for link in self.links.values() if isinstance(link, PtyLink)]
+
+    def start(self) -> None:
+        for link in self.links.values():
+            link.start()
+
+    def close(self) -> None:
+        for link in self.links.values():
+            link.close()
+
+    def press(self, obj: str, value: int) -> None:
+        o = self.tmap.objects.get(obj)
+        if o is None:
+            raise UserError("table %s has no object %r" % (self.tmap.table, obj))
+        self.boards[o.board].sense(o.sensor, value)
+
+    def led_of(self, obj: str):
+        o = self.tmap.objects.get(obj)
+        if o is None or o.led_board is None or o.led is None:
+            return None
+        return self.boards[o.led_board].pixels.get(o.led)
+
+
+def read_script(path: str) -> list[dict]:
+    """JSON Lines of {"at": seconds, "object": name, "value": 0|1} (or "board" and "sensor" instead of object)."""
+    steps = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise UserError("script %s: %s" % (path, e.strerror or e))
+    for i, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            step = json.loads(line)
+        except ValueError as e:
+            raise UserError("%s:%d: not JSON: %s" % (path, i, e))
+        if not isinstance(step, dict) or not ("object" in step or ("board" in step and "sensor" in step)):
+            raise UserError('%s:%d: a step needs "object" (or "board" and "sensor"), "value" and "at"' % (path, i))
+        step.setdefault("at", 0)
+        step.setdefault("value", 1)
+        step["line"] = i
+        steps.append(step)
+    return steps
+
+
+async def play(sim: Simulator, steps: list[dict], speed: float = 1.0, echo=print) -> None:
+    t0 = time.monotonic()
+    for step in sorted(steps, key=lambda s: (float(s["at"]), s["line"])):
+        delay = float(step["at"]) / speed - (time.monotonic() - t0)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if "object" in step:
+            sim.press(step["object"], int(step["value"]))
+            echo("%.2fs %s -> %d" % (time.monotonic() - t0, step["object"], int(step["value"])))
+        else:
+            if step["board"] not in sim.boards:
+                raise UserError("script line %d: no board %r on %s" % (step["line"], step["board"], sim.tmap.path))
+            sim.boards[step["board"]].sense(step["sensor"], int(step["value"]))
+            echo("%.2fs %s/%s -> %d" % (time.monotonic() - t0, step["board"], step["sensor"], int(step["value"])))
+
+
+async def random_play(sim: Simulator, count: int, rate: float, seed: int, echo=print) -> None:
+    rng = random.Random(seed)
+    names = sorted(sim.tmap.objects)
+    state: dict[str, int] = {}
+    for _ in range(count):
+        obj = rng.choice(names)
+        state[obj] = 1 - state.get(obj, 0)
+        sim.press(obj, state[obj])
+        echo("%s -> %d" % (obj, state[obj]))
+        await asyncio.sleep(1.0 / rate)
+
+
+async def _main(args) -> int:
+    tmap = load(args.table)
+    sim = Simulator(tmap, args.mqtt, args.username, args.password)
+    sim.start()
+    if args.mqtt:
+        print("sim: %d boards of table %s on %s" % (len(sim.boards), tmap.table, args.mqtt))
+    else:
+        print("sim: %d boards of table %s; give the bridge these ports:" % (len(sim.boards), tmap.table))
+        for b, link in sim.links.items():
+            print("  --serial %s   # board %s" % (getattr(link, "path", ""), b))
+    sys.stdout.flush()
+    try:
+        await asyncio.sleep(args.wait)
+        if args.script:
+            await play(sim, read_script(args.script), args.speed)
+        elif args.random:
+            await random_play(sim, args.random, args.rate, args.seed)
+        else:
+            await asyncio.Event().wait()  # serve until Ctrl-C
+        await asyncio.sleep(args.linger)
+    finally:
+        sim.close()
+    return 0
+
+
+def run(args) -> int:
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "sim", help="virtual boards of a table speaking the real protocol (pty or MQTT)",
+        description="Run the boards of a table map as virtual boards: over ptys (printed, give them to "
+                    "'battlement run --serial') or on an MQTT broker. Play a JSON Lines script of sensor "
+                    "changes, random changes, or just answer the bridge until Ctrl-C.",
+    )
+    p.add_argument("--table", required=True, help="table map TOML (e.g. hardware/tables/ringo.toml)")
+    p.add_argument("--mqtt", metavar="URL", help="broker, e.g. mqtt://127.0.0.1:1883 (default: ptys)")
+    p.add_argument("--username", help="MQTT user name")
+    p.add_argument("--password", help="MQTT password")
+    p.add_argument("--script", help='JSON Lines: {"at": 1.5, "object": "b5", "value": 0} per line')
+    p.add_argument("--speed", type=float, default=1.0, help="play the script this many times faster (default 1)")
+    p.add_argument("--random", type=int, default=0, metavar="N", help="N random sensor changes")
+    p.add_argument("--rate", type=float, default=5.0, help="random changes per second (default 5)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the random changes (default 1)")
+    p.add_argument("--wait", type=float, default=1.0, help="seconds to wait before playing (default 1)")
+    p.add_argument("--linger", type=float, default=1.0, help="seconds to keep answering after the script")
+    p.set_defaults(func=run)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="battlement-sim")
+    sub = parser.add_subparsers()
+    register(sub)
+    args = parser.parse_args(["sim"] + list(argv or []))
+    return args.func(args)
