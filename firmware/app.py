@@ -6,11 +6,11 @@ resends the unacknowledged ones after a reconnect or when the host stays silent,
 so the host (which drops copies) sees each event exactly once.
 """
 
+import asyncio
 import json
 import sys
 import time
 
-import asyncio
 import hal
 import machine
 import wire
@@ -53,8 +53,8 @@ class App:
         self.role = cfg.get("role") or cfg.get("profile") or "board"  # hello's profile: what the board is for
         self.boot = hal.boot_id()
         self.opt = {}
-        for k in DEFAULTS:
-            self.opt[k] = cfg.get(k, DEFAULTS[k])
+        for k, v in DEFAULTS.items():
+            self.opt[k] = cfg.get(k, v)
         self.t0 = time.ticks_ms()
         self.seq = 0
         self.outbox = []  # [(seq, frame)] oldest first, kept until the host's evack
@@ -131,7 +131,9 @@ class App:
 
     def emit(self, sensor, value, t, width):
         self.seq += 1
-        frame = wire.encode("event", (self.board, self.boot, self.seq, sensor.id, sensor.kind, value, t, width))
+        frame = wire.encode(
+            "event", (self.board, self.boot, self.seq, sensor.id, sensor.kind, value, t, width)
+        )
         if len(self.outbox) >= self.opt["outbox"]:
             self.outbox.pop(0)
             self.dropped_events += 1
@@ -144,7 +146,9 @@ class App:
 
     def hello(self):
         try:
-            self.send_ctl("hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list()))
+            self.send_ctl(
+                "hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list())
+            )
         except wire.WireError:  # too many sensors for one frame (`battlement hardware check` warns of it)
             self.error(0, "hello-too-long")
 
@@ -154,7 +158,9 @@ class App:
     def beat(self):
         up = time.ticks_diff(time.ticks_ms(), self.t0)
         queued = self.ring.pending() + max(0, self.seq - self.sent)
-        self.send_ctl("beat", (self.board, self.boot, up, self.dropped(), queued, self.reconnects, len(self.outbox)))
+        self.send_ctl(
+            "beat", (self.board, self.boot, up, self.dropped(), queued, self.reconnects, len(self.outbox))
+        )
 
     def take(self):
         """Frames the link should write now: control frames, then events not yet sent. Returns [(frame, is_event)]."""
@@ -175,9 +181,14 @@ class App:
             self.wake.set()
 
     def housekeeping(self, now_ms):
-        if self.outbox and time.ticks_diff(now_ms, self.progress_ms) >= self.opt["resend_ms"]:
-            if self.sent >= self.outbox[0][0]:
-                self.rewind()
+        ob = self.outbox
+        # Only what was already sent is resent; newer events are on their way anyway.
+        if (
+            ob
+            and self.sent >= ob[0][0]
+            and time.ticks_diff(now_ms, self.progress_ms) >= self.opt["resend_ms"]
+        ):
+            self.rewind()
 
     # --- incoming ----------------------------------------------------------------
 
@@ -188,7 +199,7 @@ class App:
         """Act on one frame from the host; never raises."""
         try:
             typ, f = wire.decode(line)
-        except Exception as e:  # WireError names the reason; anything else is a malformed frame
+        except (wire.WireError, ValueError, IndexError) as e:  # WireError names the reason
             self.rejected += 1
             reason = getattr(e, "reason", wire.R_SYNTAX)
             if reason not in (wire.R_CRC, wire.R_SYNTAX, wire.R_LENGTH):  # line noise gets no answer
@@ -226,13 +237,11 @@ class App:
     def _evack(self, boot, seq):
         if boot != self.boot:
             return  # for an earlier boot of ours: those events are gone
-        if seq > self.seq:
-            seq = self.seq
+        seq = min(seq, self.seq)
         if seq > self.acked:
             self.acked = seq
             self.progress_ms = time.ticks_ms()
-        if self.sent < self.acked:
-            self.sent = self.acked
+        self.sent = max(self.sent, self.acked)
         ob = self.outbox
         k = 0
         while k < len(ob) and ob[k][0] <= seq:
@@ -328,7 +337,7 @@ def main():
         asyncio.run(app.run())
     except KeyboardInterrupt:
         raise
-    except Exception as e:  # keep the board alive: log, then reset (the host sees a new boot id)
+    except Exception as e:  # noqa: BLE001 - keep the board alive: log, reset (the host sees a new boot id)
         sys.print_exception(e, sys.stderr)
         time.sleep_ms(2000)
         machine.reset()

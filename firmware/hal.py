@@ -42,11 +42,3 @@ def boot_id():
     """A fresh random id per boot so the host can tell a reboot from a resend."""
     b = os.urandom(4)
     return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) & 0x7FFFFFFF or 1
-
-
-def unique_hex():
-    try:
-        u = machine.unique_id()
-        return "".join("%02x" % c for c in u)
-    except Exception:
-        return "0"

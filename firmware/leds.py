@@ -44,7 +44,9 @@ class Strip:
     def __init__(self, pin, count, status=-1, groups=None):
         self.n = count
         self.status = status if 0 <= status < count else -1
-        self.np = neopixel.NeoPixel(machine.Pin(pin, machine.Pin.OUT), count) if (neopixel and count) else None
+        self.np = (
+            neopixel.NeoPixel(machine.Pin(pin, machine.Pin.OUT), count) if (neopixel and count) else None
+        )
         self.pat = bytearray(count)
         self.rgb = array("i", bytes(4 * count))
         self.period = array("i", bytes(4 * count))
@@ -106,9 +108,11 @@ class Strip:
             # Triangle wave 0..255..0 over the period, applied to each channel.
             half = period // 2 or 1
             lvl = phase * 255 // half if phase < half else (period - phase) * 255 // half
-            return (((rgb >> 16) & 255) * lvl // 255) << 16 | (((rgb >> 8) & 255) * lvl // 255) << 8 | (
-                rgb & 255
-            ) * lvl // 255
+            return (
+                (((rgb >> 16) & 255) * lvl // 255) << 16
+                | (((rgb >> 8) & 255) * lvl // 255) << 8
+                | (rgb & 255) * lvl // 255
+            )
         # CHASE: one lit pixel walks along the commanded set once per period.
         span = self.span[i] or 1
         return rgb if phase * span // period == self.pos[i] else 0

@@ -4,10 +4,9 @@ Both write the frames App.take() hands them and pass every received line to
 App.on_line(); the status pixel shows the link state.
 """
 
+import asyncio
 import sys
 import time
-
-import asyncio
 
 
 class SerialLink:
@@ -37,7 +36,7 @@ class SerialLink:
 
     async def run(self):
         if self.path:
-            f = open(self.path, "r+b")
+            f = open(self.path, "r+b")  # noqa: ASYNC230, SIM115 - once at start, open for the board's life
             rx = tx = f
         else:
             import micropython
@@ -100,7 +99,7 @@ class MqttLink:
             while True:
                 await c.wait_msg()
                 self.last_rx = time.ticks_ms()
-        except Exception:
+        except (OSError, EOFError, ValueError, IndexError):  # connection lost or garbled: start over
             self.dead = True
             self.app.wake.set()
 
@@ -138,7 +137,7 @@ class MqttLink:
             while not self.dead:
                 try:
                     await asyncio.wait_for_ms(app.wake.wait(), ka // 2)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     if time.ticks_diff(time.ticks_ms(), self.last_rx) > ka * 3 // 2:
                         break  # broker silent for too long: start over
                     if self.wlan is not None and not self.wlan.isconnected():
@@ -159,7 +158,7 @@ class MqttLink:
             try:
                 await self._wifi()
                 await self._session()
-            except (OSError, asyncio.TimeoutError, IndexError, ValueError):
+            except (TimeoutError, OSError, IndexError, ValueError):
                 pass
             # Everything sent but not acknowledged goes again after the reconnect.
             self.app.reconnects += 1

@@ -5,9 +5,8 @@ TCP_NODELAY is set after connecting: without it Nagle's algorithm holds each
 small packet back for tens of milliseconds.
 """
 
-import struct
-
 import asyncio
+import struct
 
 CONNECT, CONNACK, PUBLISH, PUBACK = 0x10, 0x20, 0x30, 0x40
 SUBSCRIBE, SUBACK, PINGREQ, PINGRESP, DISCONNECT = 0x82, 0x90, 0xC0, 0xD0, 0xE0

@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Self
 
 from battlement import hardware
 from battlement.errors import UserError
@@ -74,7 +75,7 @@ def mpy_cross() -> str:
 def compile_module(src: pathlib.Path, out: pathlib.Path, march: str | None = None) -> None:
     """mpy-cross one module (march: armv6m for RP2040, xtensawin for ESP32-S3, None for bytecode only)."""
     cmd = [mpy_cross()] + (["-march=" + march] if march else []) + ["-o", str(out), str(src)]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise UserError("mpy-cross failed on %s: %s" % (src, (p.stderr or p.stdout).strip()))
 
@@ -135,7 +136,14 @@ class FirmwareProcess:
 
             host, mport, _tls, user, password = parse_url(mqtt_url)
             m["transport"] = "mqtt"
-            m["mqtt"] = {"host": host, "port": mport, "table": table, "user": user or "", "password": password or "", "keepalive": 5}
+            m["mqtt"] = {
+                "host": host,
+                "port": mport,
+                "table": table,
+                "user": user or "",
+                "password": password or "",
+                "keepalive": 5,
+            }
         elif transport == "serial":
             if not port:
                 raise UserError("transport serial needs port (the board's end of a pty pair)")
@@ -159,7 +167,7 @@ class FirmwareProcess:
 
     # --- lifecycle -------------------------------------------------------------
 
-    def start(self) -> FirmwareProcess:
+    def start(self) -> Self:
         self._dir = pathlib.Path(tempfile.mkdtemp(prefix="battlement-fw-"))
         code = stage(self._dir / "code", compiled=self.compiled)
         (self._dir / "config.json").write_text(json.dumps(self.config))
@@ -169,14 +177,19 @@ class FirmwareProcess:
         srv.settimeout(15)
         env = micropython_env(
             code,
-            {"BATTLEMENT_SIM": "127.0.0.1:%d" % srv.getsockname()[1], "BATTLEMENT_CONFIG": str(self._dir / "config.json")},
+            {
+                "BATTLEMENT_SIM": "127.0.0.1:%d" % srv.getsockname()[1],
+                "BATTLEMENT_CONFIG": str(self._dir / "config.json"),
+            },
         )
         cmd = [micropython_binary()]
         if self.heapsize:
             cmd += ["-X", "heapsize=" + self.heapsize]
         cmd += [str(code / "main.py")]
-        self._logf = open(self._dir / "firmware.log", "wb")
-        self.proc = subprocess.Popen(cmd, cwd=str(self._dir), env=env, stdout=self._logf, stderr=subprocess.STDOUT)
+        self._logf = open(self._dir / "firmware.log", "wb")  # noqa: SIM115 - the child writes it until stop()
+        self.proc = subprocess.Popen(
+            cmd, cwd=str(self._dir), env=env, stdout=self._logf, stderr=subprocess.STDOUT
+        )
         try:
             self._ctl, _ = srv.accept()
         except OSError:
@@ -209,7 +222,7 @@ class FirmwareProcess:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def __enter__(self) -> FirmwareProcess:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -244,7 +257,9 @@ class FirmwareProcess:
                 for line in lines:
                     if line.startswith(b"px "):
                         self._pixels = [
-                            (int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)) for c in line[3:].decode().split(",") if c
+                            (int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16))
+                            for c in line[3:].decode().split(",")
+                            if c
                         ]
                         self._px_frames += 1
                     elif line.startswith(b"sync "):
@@ -268,7 +283,9 @@ class FirmwareProcess:
     def _spec(self, sensor: str, kind: str | None = None) -> dict:
         s = self.specs.get(sensor)
         if s is None:
-            raise UserError("board %s has no sensor %r (it has %s)" % (self.board, sensor, ", ".join(sorted(self.specs))))
+            raise UserError(
+                "board %s has no sensor %r (it has %s)" % (self.board, sensor, ", ".join(sorted(self.specs)))
+            )
         if kind and s["kind"] != kind:
             raise UserError("sensor %s on %s is a %s, not a %s" % (sensor, self.board, s["kind"], kind))
         return s
@@ -278,7 +295,12 @@ class FirmwareProcess:
         level = active if on else 1 - active
         if "mux" in s:
             mc = self.config["muxes"][s["mux"]]
-            return "mux %d %s %d %d" % (mc["sig"], ",".join(str(p) for p in mc["select"]), s["channel"], level)
+            return "mux %d %s %d %d" % (
+                mc["sig"],
+                ",".join(str(p) for p in mc["select"]),
+                s["channel"],
+                level,
+            )
         return "set %d %d" % (s["pin"], level)
 
     def advance(self, us: int) -> None:
@@ -293,7 +315,11 @@ class FirmwareProcess:
     def pulse(self, sensor: str, width_us: int, lower: bool = False, gap_us: int | None = None) -> None:
         """Break one beam (the mouth, or the lower beam) for exactly width_us, then leave a gap."""
         s = self._spec(sensor, "beam")
-        gap = gap_us if gap_us is not None else 1000 * s.get("lockout_ms", self.config.get("lockout_ms", 5)) + 1000
+        gap = (
+            gap_us
+            if gap_us is not None
+            else 1000 * s.get("lockout_ms", self.config.get("lockout_ms", 5)) + 1000
+        )
         cmds = self._pulse_cmds(s, "lower" if lower else "pin", width_us)
         self._send(*cmds, "adv %d" % gap)
 

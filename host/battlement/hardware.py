@@ -90,11 +90,15 @@ class _Pins:
             return
         key = str(pin)
         if key in prof.get("never", {}):
-            self.problems.append("%s: GPIO %d must not be used on %s: it %s" % (user, pin, prof["name"], prof["never"][key]))
+            self.problems.append(
+                "%s: GPIO %d must not be used on %s: it %s" % (user, pin, prof["name"], prof["never"][key])
+            )
         elif pin not in prof["gpio"]:
             self.problems.append("%s: GPIO %d does not exist on %s" % (user, pin, prof["name"]))
         elif output and key in prof.get("input_only", {}):
-            self.problems.append("%s: GPIO %d is input-only on %s and cannot drive %s" % (user, pin, prof["name"], user))
+            self.problems.append(
+                "%s: GPIO %d is input-only on %s and cannot drive %s" % (user, pin, prof["name"], user)
+            )
         if pin in self.used:
             self.problems.append("%s: GPIO %d is already used by %s" % (user, pin, self.used[pin]))
         else:
@@ -106,7 +110,9 @@ def _check_settings(obj: dict, where: str, problems: list[str]) -> None:
         if key in obj:
             v = obj[key]
             if not _int(v) or not lo <= v <= hi:
-                problems.append("%s: %s is %r; it must be a whole number from %d to %d" % (where, key, v, lo, hi))
+                problems.append(
+                    "%s: %s is %r; it must be a whole number from %d to %d" % (where, key, v, lo, hi)
+                )
 
 
 def check(m: dict, where: str = "pin map") -> list[str]:
@@ -133,7 +139,9 @@ def check(m: dict, where: str = "pin map") -> list[str]:
             problems.append("%s: needs sig (the common pin) and select (list of select pins)" % user)
             continue
         if not 1 <= len(mc["select"]) <= 4:
-            problems.append("%s: %d select pins; a 74HC4067 has 4 (16 channels), a 74HC4051 3" % (user, len(mc["select"])))
+            problems.append(
+                "%s: %d select pins; a 74HC4067 has 4 (16 channels), a 74HC4051 3" % (user, len(mc["select"]))
+            )
         pins.claim(mc["sig"], user + " sig")
         for i, p in enumerate(mc["select"]):
             pins.claim(p, "%s select S%d" % (user, i), output=True)
@@ -167,16 +175,23 @@ def check(m: dict, where: str = "pin map") -> list[str]:
             problems.append("%s: pull must be up, down or none" % user)
         if "mux" in s:
             if kind == "beam":
-                problems.append("%s: a beam needs its own IRQ pin; a multiplexer is scanned too slowly for 1 ms pulses" % user)
+                problems.append(
+                    "%s: a beam needs its own IRQ pin; a multiplexer is scanned too slowly for 1 ms pulses"
+                    % user
+                )
                 continue
             mux = s["mux"]
             ch = s.get("channel")
             if mux not in muxes:
                 problems.append("%s: mux %r is not defined under muxes" % (user, mux))
             elif mux in mux_size and (not _int(ch) or not 0 <= ch < mux_size[mux]):
-                problems.append("%s: channel %r must be 0 to %d on mux %s" % (user, ch, mux_size[mux] - 1, mux))
+                problems.append(
+                    "%s: channel %r must be 0 to %d on mux %s" % (user, ch, mux_size[mux] - 1, mux)
+                )
             elif (mux, ch) in channels:
-                problems.append("%s: mux %s channel %d is already used by %s" % (user, mux, ch, channels[(mux, ch)]))
+                problems.append(
+                    "%s: mux %s channel %d is already used by %s" % (user, mux, ch, channels[(mux, ch)])
+                )
             else:
                 channels[(mux, ch)] = user
             continue
@@ -192,11 +207,14 @@ def check(m: dict, where: str = "pin map") -> list[str]:
     if len(sensors) + sum(1 for s in sensors if isinstance(s, dict) and "lower" in s) > 250:
         problems.append("%s: more than 250 sensor channels on one board" % where)
     listing = ",".join("%s:%s" % (s.get("id"), s.get("kind")) for s in sensors if isinstance(s, dict))
-    hello = len("hello %s 7fffffff 0.1.0 1 %s %s*00000000\n" % (board, m.get("role") or m.get("profile"), listing))
+    hello = len(
+        "hello %s 7fffffff 0.1.0 1 %s %s*00000000\n" % (board, m.get("role") or m.get("profile"), listing)
+    )
     if hello > MAX_FRAME:
         problems.append(
             "%s: %d sensors make the board's hello %d bytes, over the %d-byte frame limit: "
-            "shorten the sensor ids or split the sensors across two boards" % (where, len(sensors), hello, MAX_FRAME)
+            "shorten the sensor ids or split the sensors across two boards"
+            % (where, len(sensors), hello, MAX_FRAME)
         )
     leds = m.get("leds")
     if leds is not None:
@@ -222,7 +240,10 @@ def check(m: dict, where: str = "pin map") -> list[str]:
                     idx = spec if isinstance(spec, list) else []
                     ok = all(_int(x) for x in idx)
                 if not ok or not idx or any(not 0 <= x < n for x in idx):
-                    problems.append("leds group %s: %r must be a range 'a-b' or list of indexes 0 to %d" % (g, spec, n - 1))
+                    problems.append(
+                        "leds group %s: %r must be a range 'a-b' or list of indexes 0 to %d"
+                        % (g, spec, n - 1)
+                    )
     return problems
 
 
@@ -235,7 +256,9 @@ def check_file(path: str | pathlib.Path) -> dict:
     return m
 
 
-def board_config(m: dict, board: str | None = None, mqtt: dict | None = None, wifi: dict | None = None) -> dict:
+def board_config(
+    m: dict, board: str | None = None, mqtt: dict | None = None, wifi: dict | None = None
+) -> dict:
     """The config.json a board runs from: the checked map, its id, and link settings."""
     cfg = json.loads(json.dumps(m))
     cfg.pop("comment", None)
@@ -256,9 +279,19 @@ def pins_for(profile: str, sensors, leds: int = 0) -> dict:
     spec with "two": true gets a lower beam too.
     """
     prof = load_profile(profile)
-    free = [p for p in prof["gpio"] if str(p) not in prof.get("never", {}) and str(p) not in prof.get("caution", {})]
-    free += [p for p in prof["gpio"] if str(p) in prof.get("caution", {}) and str(p) not in prof.get("never", {})]
-    specs = [{"id": k, "kind": sensors[k]} for k in sorted(sensors)] if isinstance(sensors, dict) else [dict(s) for s in sensors]
+    free = [
+        p
+        for p in prof["gpio"]
+        if str(p) not in prof.get("never", {}) and str(p) not in prof.get("caution", {})
+    ]
+    free += [
+        p for p in prof["gpio"] if str(p) in prof.get("caution", {}) and str(p) not in prof.get("never", {})
+    ]
+    specs = (
+        [{"id": k, "kind": sensors[k]} for k in sorted(sensors)]
+        if isinstance(sensors, dict)
+        else [dict(s) for s in sensors]
+    )
     taken = {s[k] for s in specs for k in ("pin", "lower") if k in s}
     avail = [p for p in free if p not in taken]
     out = {"board": "sim", "profile": profile, "sensors": []}

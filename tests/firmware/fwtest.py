@@ -16,7 +16,9 @@ def run_mp(code_dir, script, args=(), heapsize=None, timeout=120):
     if heapsize:
         cmd += ["-X", "heapsize=" + heapsize]
     cmd += [str(script), *map(str, args)]
-    p = subprocess.run(cmd, env=fwsim.micropython_env(code_dir), capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        cmd, env=fwsim.micropython_env(code_dir), capture_output=True, text=True, timeout=timeout, check=False
+    )
     return p
 
 
@@ -51,7 +53,9 @@ def run_scenario(code_dir, config, ops, heapsize=None):
     finally:
         pathlib.Path(path).unlink()
     if p.returncode != 0:
-        raise AssertionError("firmware failed under MicroPython (exit %d):\n%s%s" % (p.returncode, p.stdout[-3000:], p.stderr))
+        raise AssertionError(
+            "firmware failed under MicroPython (exit %d):\n%s%s" % (p.returncode, p.stdout[-3000:], p.stderr)
+        )
     return Result(p.stdout.splitlines())
 
 

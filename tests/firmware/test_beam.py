@@ -89,7 +89,17 @@ def test_one_ms_caught_and_point_two_ms_rejected_at_the_threshold(fw_code):
 def test_flicker_at_the_ball_rim_counts_once_but_balls_6_ms_apart_count_twice(fw_code):
     ops = ["freeze"]
     # One ball whose rim makes the beam flicker: 3 ms break, 0.1 ms light, 6 ms break -> one ball.
-    ops += ["set 2 0", "adv 3000", "set 2 1", "adv 100", "set 2 0", "adv 6000", "set 2 1", "adv 50000", "sense"]
+    ops += [
+        "set 2 0",
+        "adv 3000",
+        "set 2 1",
+        "adv 100",
+        "set 2 0",
+        "adv 6000",
+        "set 2 1",
+        "adv 50000",
+        "sense",
+    ]
     # Two balls in a row, the second 6 ms after the first cleared -> two balls.
     ops += pulse(2, 8000, 6000) + pulse(2, 8000, 50000) + ["sense"]
     r = run_scenario(fw_code, CONFIG, ops)

@@ -9,7 +9,6 @@ the 32-bit boards): ringo-a (21 mux cells, 22 LEDs chasing) needs 96K and fails 
 import asyncio
 
 import pytest
-
 from battlement import fwsim
 from battlement.fwsim import FirmwareProcess
 from battlement.messages import Event, Hello, Led, Reply
@@ -41,8 +40,11 @@ def test_compiled_firmware_runs_a_full_board_in_a_small_heap(pty_pair, pinmap):
         t = SerialTransport([pty_pair.a])
         await t.start()
         fw = FirmwareProcess(
-            pinmap, pinmap=str(fwsim.ROOT / "hardware" / "boards" / (pinmap + ".json")),
-            port=pty_pair.b, heapsize=HEAP, compiled=True,
+            pinmap,
+            pinmap=str(fwsim.ROOT / "hardware" / "boards" / (pinmap + ".json")),
+            port=pty_pair.b,
+            heapsize=HEAP,
+            compiled=True,
         )
         try:
             fw.start()

@@ -8,7 +8,6 @@ and every event arrives exactly once.
 import asyncio
 
 import pytest
-
 from battlement.fwsim import FirmwareProcess
 from battlement.messages import Event, Hello, Led, Reply
 from battlement.transport import MqttTransport, SerialTransport
@@ -43,7 +42,9 @@ def test_serial_events_and_led_commands(pty_pair):
     async def main():
         t = SerialTransport([pty_pair.a])
         await t.start()
-        fw = FirmwareProcess("pong-a", "pico-w", SENSORS, port=pty_pair.b, leds=10, settings={"role": "pong-side"})
+        fw = FirmwareProcess(
+            "pong-a", "pico-w", SENSORS, port=pty_pair.b, leds=10, settings={"role": "pong-side"}
+        )
         try:
             fw.start()
             hello = await next_of(t, Hello)
@@ -89,8 +90,13 @@ def test_mqtt_broker_restart_loses_and_duplicates_nothing(mosquitto_fresh):
         t = MqttTransport(broker.url, table="hall-7")
         await t.start()
         fw = FirmwareProcess(
-            "plingpong-1", "esp32-s3-devkitc-1", [{"id": "cup-%d" % i, "kind": "beam"} for i in range(1, 4)],
-            transport="mqtt", mqtt_url=broker.url, table="hall-7", leds=4,
+            "plingpong-1",
+            "esp32-s3-devkitc-1",
+            [{"id": "cup-%d" % i, "kind": "beam"} for i in range(1, 4)],
+            transport="mqtt",
+            mqtt_url=broker.url,
+            table="hall-7",
+            leds=4,
         )
         try:
             fw.start()

@@ -6,7 +6,10 @@ from fwtest import run_scenario
 
 TILT = {"id": "tilt-1", "kind": "tilt", "pin": 5}
 GATE = {"id": "gate", "kind": "tilt", "pin": 6, "settle_ms": 30}
-CELLS = [{"id": "cell-%d" % (c + 1), "kind": "presence", "mux": "m%d" % (c // 16), "channel": c % 16} for c in range(41)]
+CELLS = [
+    {"id": "cell-%d" % (c + 1), "kind": "presence", "mux": "m%d" % (c // 16), "channel": c % 16}
+    for c in range(41)
+]
 MUXES = {
     "m0": {"sig": 6, "select": [2, 3, 4, 5]},
     "m1": {"sig": 7, "select": [10, 11, 12, 13]},

@@ -23,7 +23,7 @@ import sys
 import time
 
 import micropython
-from umachine import *  # noqa: F403 - PinBase, Signal, idle, mem* from the real module
+from umachine import *
 
 _pins = {}
 _mux = {}  # sig pin -> (select pins, {channel: level})
@@ -42,7 +42,7 @@ def advance(us):
     _skew[0] += us
 
 
-class Pin(PinBase):  # noqa: F405
+class Pin(PinBase):
     IN = 0
     OUT = 1
     OPEN_DRAIN = 2

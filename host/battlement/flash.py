@@ -1,0 +1,180 @@
+"""`battlement flash`: put the firmware, the board's config and its pin map on a board with mpremote.
+
+    battlement flash --board pico-w --port /dev/ttyACM0 --id pong-a
+    battlement flash --board esp32-s3-devkitc-1 --port /dev/ttyUSB0 --id plingpong-1 \\
+        --wifi-ssid castle --wifi-password ... --mqtt mqtt://192.168.1.10 --table hall-1
+    make flash BOARD=pico-w PORT=/dev/ttyACM0 ID=pong-a DRYRUN=1
+
+Steps: check the pin map (hardware/boards/<id>.json unless --map), compile every
+module with mpy-cross for the board's CPU, write config.json, then one mpremote
+session removes stale copies, copies the files and resets the board. MicroPython
+itself must already be on the board (docs/flashing.md).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shlex
+import shutil
+import subprocess
+import sys
+
+from battlement import fwsim, hardware
+from battlement.errors import UserError
+
+BUILD = hardware.ROOT / "firmware" / "build"
+
+
+def _mpremote() -> str:
+    exe = pathlib.Path(sys.executable).parent / "mpremote"
+    return str(exe) if exe.exists() else (shutil.which("mpremote") or "mpremote")
+
+
+def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
+    """Check everything and work out the steps: (config, build dir, mpy-cross commands, mpremote command)."""
+    if not args.board:
+        raise UserError(
+            "--board (BOARD=) is missing: give the board profile, one of %s"
+            % ", ".join(hardware.profile_names())
+        )
+    prof = hardware.load_profile(args.board)
+    if not args.port:
+        raise UserError(
+            "--port (PORT=) is missing: the board's serial port, e.g. /dev/ttyACM0 (see `mpremote devs`)"
+        )
+    if not args.id or not hardware.ID_RE.match(args.id):
+        raise UserError(
+            "--id (ID=) %r must be the board id, 1-32 of a-z, 0-9 and '-', e.g. pong-a" % (args.id or "")
+        )
+    path = pathlib.Path(args.map) if args.map else hardware.BOARDS / ("%s.json" % args.id)
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in hardware.BOARDS.glob("*.json")))
+        raise UserError(
+            "no pin map for board %s: expected %s (copy one of %s) or pass --map FILE"
+            % (args.id, path, known)
+        )
+    m = hardware.check_file(path)
+    if m["profile"] != args.board:
+        raise UserError(
+            "%s is a pin map for %s, but --board is %s: flash the board it was drawn for"
+            % (path, m["profile"], args.board)
+        )
+    mqtt = wifi = None
+    if args.mqtt:
+        from battlement.transport.mqtt import check_id, parse_url
+
+        host, port, tls, user, password = parse_url(args.mqtt)
+        if tls:
+            raise UserError("--mqtt %s: the board firmware speaks plain MQTT (mqtt://), not TLS" % args.mqtt)
+        if not args.table:
+            raise UserError("--mqtt needs --table: the table id this board belongs to, e.g. hall-1")
+        check_id("table", args.table)
+        if not args.wifi_ssid:
+            raise UserError(
+                "--mqtt needs --wifi-ssid (and usually --wifi-password): the board reaches the broker over Wi-Fi"
+            )
+        mqtt = {
+            "host": host,
+            "port": port,
+            "table": args.table,
+            "user": user or "",
+            "password": password or "",
+        }
+        wifi = {"ssid": args.wifi_ssid, "password": args.wifi_password or ""}
+    elif args.wifi_ssid or args.table:
+        raise UserError(
+            "--wifi-ssid/--table only mean something with --mqtt URL (the broker the board publishes to)"
+        )
+    cfg = hardware.board_config(m, args.id, mqtt, wifi)
+    out = pathlib.Path(args.build_dir) if args.build_dir else BUILD / args.id
+    compiles = []
+    files = []
+    for src in fwsim.firmware_modules():
+        if src.name == "main.py":
+            files.append(out / "main.py")
+            continue
+        dst = out / (src.stem + ".mpy")
+        compiles.append([fwsim.mpy_cross(), "-march=" + prof["mpy_march"], "-o", str(dst), str(src)])
+        files.append(dst)
+    files.append(out / "config.json")
+    # A module's old .py copy on the board would be imported instead of the new .mpy.
+    stale = sorted(p.stem + ".py" for p in fwsim.firmware_modules() if p.name != "main.py")
+    clean = "import os; have = os.listdir(); [os.remove(f) for f in %r if f in have]" % (stale,)
+    mp = [_mpremote(), "connect", args.port, "exec", clean, "+", "cp", *map(str, files), ":", "+", "reset"]
+    return cfg, out, compiles, [mp]
+
+
+def _shown(cfg: dict) -> str:
+    c = json.loads(json.dumps(cfg))
+    for sect in ("wifi", "mqtt"):
+        if c.get(sect, {}).get("password"):
+            c[sect]["password"] = "********"
+    return json.dumps(c)
+
+
+def _cmd_flash(args) -> int:
+    cfg, out, compiles, mp = plan(args)
+    say = print
+    if args.dry_run:
+        say("# dry run: nothing is written and the board is not touched")
+    say("mkdir -p %s" % shlex.quote(str(out)))
+    for c in compiles:
+        say(shlex.join(c))
+    say("cp %s %s" % (shlex.quote(str(fwsim.FIRMWARE / "main.py")), shlex.quote(str(out / "main.py"))))
+    say("# %s:\n%s" % (out / "config.json", _shown(cfg)))
+    for c in mp:
+        say(shlex.join(c))
+    if args.dry_run:
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    for c in compiles:
+        p = subprocess.run(c, capture_output=True, text=True, check=False)
+        if p.returncode != 0:
+            raise UserError("mpy-cross failed on %s: %s" % (c[-1], (p.stderr or p.stdout).strip()))
+    shutil.copyfile(fwsim.FIRMWARE / "main.py", out / "main.py")
+    (out / "config.json").write_text(json.dumps(cfg))
+    for c in mp:
+        p = subprocess.run(c, check=False)
+        if p.returncode != 0:
+            raise UserError(
+                "mpremote could not reach or write the board on %s (exit %d): is MicroPython installed "
+                "(docs/flashing.md) and no other program (monitor, bridge, screen) holding the port?"
+                % (args.port, p.returncode)
+            )
+    say(
+        "flashed %s on %s: it resets, then says hello; watch it with `battlement monitor --serial %s`"
+        % (args.id, args.port, args.port)
+    )
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "flash",
+        help="install the firmware and a board's config on a MicroPython board",
+        description="Check the board's pin map, compile the firmware with mpy-cross for its CPU, write its "
+        "config.json and copy everything with mpremote, then reset it. MicroPython must already be "
+        "installed on the board (docs/flashing.md). Serial link by default; --mqtt switches to Wi-Fi + MQTT.",
+    )
+    p.add_argument(
+        "--board", required=False, default="", help="board profile: %s" % ", ".join(hardware.profile_names())
+    )
+    p.add_argument(
+        "--port",
+        default="",
+        help="the board's serial port, e.g. /dev/ttyACM0 (list them with `mpremote devs`)",
+    )
+    p.add_argument("--id", default="", help="board id, e.g. pong-a; its pin map is hardware/boards/<id>.json")
+    p.add_argument("--map", help="pin map file to use instead of hardware/boards/<id>.json")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print every command and the config, change nothing"
+    )
+    p.add_argument(
+        "--mqtt", metavar="URL", help="report over MQTT to this broker, e.g. mqtt://192.168.1.10:1883"
+    )
+    p.add_argument("--table", help="table id for the MQTT topics (with --mqtt), e.g. hall-1")
+    p.add_argument("--wifi-ssid", help="Wi-Fi network the board joins (with --mqtt)")
+    p.add_argument("--wifi-password", help="Wi-Fi password (stored only in the board's config.json)")
+    p.add_argument("--build-dir", help="where the compiled files go (default firmware/build/<id>)")
+    p.set_defaults(func=_cmd_flash)

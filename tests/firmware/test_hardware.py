@@ -1,0 +1,221 @@
+"""`battlement hardware check` and `battlement flash --dry-run`, as a user runs them."""
+
+import json
+import shlex
+
+import pytest
+from battlement import cli, hardware
+
+BOARDS = sorted(hardware.BOARDS.glob("*.json"))
+
+
+def run(capsys, *argv):
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def write_map(tmp_path, m, name="board.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps(m))
+    return str(p)
+
+
+def base(**kw):
+    m = {
+        "board": "pong-a",
+        "profile": "esp32-s3-devkitc-1",
+        "sensors": [{"id": "tower-a1", "kind": "beam", "pin": 4}],
+    }
+    m.update(kw)
+    return m
+
+
+def test_every_shipped_pin_map_passes(capsys):
+    assert len(BOARDS) >= 5
+    rc, out, err = run(capsys, "hardware", "check", *map(str, BOARDS))
+    assert rc == 0, err
+    assert out.count(": ok - board") == len(BOARDS)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 30}]},
+            "GPIO 30 must not be used on esp32-s3-devkitc-1: it is wired to the SPI flash",
+        ),
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 0}]},
+            "GPIO 0 must not be used on esp32-s3-devkitc-1: it is a strapping pin",
+        ),
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 19}]},
+            "GPIO 19 must not be used on esp32-s3-devkitc-1: it is USB D-",
+        ),
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 23}]},
+            "GPIO 23 does not exist on esp32-s3-devkitc-1",
+        ),
+        (
+            {"profile": "pico-w", "sensors": [{"id": "cup-1", "kind": "beam", "pin": 24}]},
+            "GPIO 24 must not be used on pico-w: it is not on the header: it is the CYW43 Wi-Fi data",
+        ),
+        (
+            {
+                "sensors": [
+                    {"id": "tower-a1", "kind": "beam", "pin": 4},
+                    {"id": "tilt-a1", "kind": "tilt", "pin": 4},
+                ]
+            },
+            "sensors[1] (tilt-a1): GPIO 4 is already used by sensors[0] (tower-a1)",
+        ),
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 4}], "leds": {"pin": 4, "count": 3}},
+            "leds data: GPIO 4 is already used by sensors[0] (tower-a1)",
+        ),
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 4, "min_pulse_us": 100}]},
+            "min_pulse_us is 100; it must be a whole number from 300",
+        ),
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "laser", "pin": 4}]},
+            "kind 'laser' must be one of beam, tilt, presence",
+        ),
+        (
+            {"sensors": [{"id": "tower a1", "kind": "beam", "pin": 4}]},
+            "id 'tower a1' must be 1-32 of letters",
+        ),
+        (
+            {"profile": "arduino-uno"},
+            "unknown board profile 'arduino-uno': known profiles are esp32-s3-devkitc-1, pico-w",
+        ),
+        (
+            {
+                "muxes": {"m": {"sig": 5, "select": [6, 7, 8, 9]}},
+                "sensors": [{"id": "c1", "kind": "beam", "mux": "m", "channel": 0}],
+            },
+            "a beam needs its own IRQ pin",
+        ),
+        (
+            {
+                "muxes": {"m": {"sig": 5, "select": [6, 7, 8]}},
+                "sensors": [{"id": "c1", "kind": "presence", "mux": "m", "channel": 8}],
+            },
+            "channel 8 must be 0 to 7 on mux m",
+        ),
+        (
+            {
+                "sensors": [
+                    {"id": "cell-%d" % i, "kind": "presence", "mux": "m%d" % (i // 16), "channel": i % 16}
+                    for i in range(41)
+                ],
+                "muxes": {
+                    "m0": {"sig": 4, "select": [5, 6, 7, 8]},
+                    "m1": {"sig": 9, "select": [10, 11, 12, 13]},
+                    "m2": {"sig": 14, "select": [15, 16, 17, 18]},
+                },
+            },
+            "41 sensors make the board's hello",
+        ),
+    ],
+)
+def test_impossible_maps_rejected_naming_pin_and_reason(tmp_path, capsys, change, message):
+    path = write_map(tmp_path, base(**change))
+    rc, out, err = run(capsys, "hardware", "check", path)
+    assert rc == 2
+    assert message in err
+    assert "Traceback" not in err + out
+
+
+def test_broken_json_names_line_and_column(tmp_path, capsys):
+    p = tmp_path / "bad.json"
+    p.write_text('{"board": "pong-a",\n "profile": "pico-w"\n "sensors": []}')
+    rc, _, err = run(capsys, "hardware", "check", str(p))
+    assert rc == 2 and "bad.json line 3 column 2: not valid JSON" in err
+
+
+def test_profiles_lists_usable_and_forbidden_pins(capsys):
+    rc, out, _ = run(capsys, "hardware", "profiles")
+    assert rc == 0
+    assert "never GPIO 23: it is not on the header: it switches the CYW43" in out
+    assert "never GPIO 45: it is a strapping pin" in out
+
+
+def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
+    build = tmp_path / "build"
+    rc, out, err = run(
+        capsys,
+        "flash",
+        "--board",
+        "esp32-s3-devkitc-1",
+        "--port",
+        "/dev/ttyACM0",
+        "--id",
+        "plingpong-1",
+        "--mqtt",
+        "mqtt://192.168.1.10:1883",
+        "--table",
+        "hall-1",
+        "--wifi-ssid",
+        "castle",
+        "--wifi-password",
+        "drawbridge",
+        "--build-dir",
+        str(build),
+        "--dry-run",
+    )
+    assert rc == 0, err
+    assert not build.exists()
+    lines = out.splitlines()
+    compiles = [shlex.split(x) for x in lines if "mpy-cross" in x]
+    assert {c[-1].rsplit("/", 1)[1] for c in compiles} == {
+        "app.py",
+        "hal.py",
+        "leds.py",
+        "links.py",
+        "mqttlite.py",
+        "sensors.py",
+        "wire.py",
+    }
+    assert all("-march=xtensawin" in c for c in compiles)
+    (mp,) = [shlex.split(x) for x in lines if "mpremote" in x and "connect" in x]
+    assert mp[1:4] == ["connect", "/dev/ttyACM0", "exec"]
+    assert mp[-2:] == ["+", "reset"]
+    assert str(build / "config.json") in mp and str(build / "main.py") in mp
+    cfg = json.loads(next(x for x in lines if x.startswith("{")))
+    assert cfg["board"] == "plingpong-1" and cfg["transport"] == "mqtt"
+    assert cfg["mqtt"] == {
+        "host": "192.168.1.10",
+        "port": 1883,
+        "table": "hall-1",
+        "user": "",
+        "password": "",
+    }
+    assert cfg["wifi"]["password"] == "********" and "drawbridge" not in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--board", "pico-w", "--id", "pong-a"], "--port (PORT=) is missing"),
+        (["--port", "/dev/ttyACM0", "--id", "pong-a"], "--board (BOARD=) is missing"),
+        (["--board", "pico-w", "--port", "/dev/ttyACM0", "--id", "moat-9"], "no pin map for board moat-9"),
+        (
+            ["--board", "esp32-s3-devkitc-1", "--port", "/dev/ttyACM0", "--id", "pong-a"],
+            "is a pin map for pico-w, but --board is esp32-s3-devkitc-1",
+        ),
+        (
+            ["--board", "pico-w", "--port", "/dev/ttyACM0", "--id", "pong-a", "--mqtt", "mqtt://h"],
+            "--mqtt needs --table",
+        ),
+        (
+            ["--board", "pico-w", "--port", "/dev/ttyACM0", "--id", "Pong_A"],
+            "--id (ID=) 'Pong_A' must be the board id",
+        ),
+    ],
+)
+def test_flash_mistakes_are_one_clear_line(capsys, argv, message):
+    rc, _, err = run(capsys, "flash", "--dry-run", *argv)
+    assert rc == 2
+    assert message in err and "Traceback" not in err
