@@ -878,7 +878,7 @@ def view(state, viewer=None):
             "balcony": state["balcony"][s],
             "weapons": weapons(state, s),
             "ram_uses": state["rams"][s],
-            "power_disks_to_place": state["disks_left"][s],
+            "power_disks_to_place": state["disks_left"][s] if state["phase"] == "setup" else 0,
             "actions_lost_next_turn": state["penalty"][s],
             "turns_to_miss": state["skip"][s],
             "extra_turns": state["extra"][s],
