@@ -33,21 +33,28 @@ class Illegal(Exception):
 # ---------------------------------------------------------------- plain data
 
 
+_LEAVES = (str, int, bool, float, type(None))
+
+
 def clone(obj):
-    """Deep copy of plain data (MicroPython has no copy module)."""
+    """Deep copy of plain data (MicroPython has no copy module). Leaves are shared, not visited."""
     if isinstance(obj, dict):
-        return {k: clone(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [clone(v) for v in obj]
-    if isinstance(obj, tuple):
-        return [clone(v) for v in obj]
+        return {k: (v if isinstance(v, _LEAVES) else clone(v)) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [v if isinstance(v, _LEAVES) else clone(v) for v in obj]
     return obj
 
 
 _SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+_ESCAPED = {}  # the same few keys and names are escaped over and over; bounded for small boards
+
+
 def _esc(s):
+    done = _ESCAPED.get(s)
+    if done is not None:
+        return done
     out = []
     for c in s:
         o = ord(c)
@@ -60,7 +67,10 @@ def _esc(s):
             out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
         else:
             out.append(c)
-    return '"' + "".join(out) + '"'
+    done = '"' + "".join(out) + '"'
+    if len(s) <= 24 and len(_ESCAPED) < 256:
+        _ESCAPED[s] = done
+    return done
 
 
 def dumps(obj):
@@ -269,10 +279,12 @@ def playout(game, options, seed, max_steps):
     m = Match(game, options, seed, keep_log=False)
     rng = Rng(seed + 1)
     steps = 0
-    while not m.state["over"] and steps < max_steps:
-        choices = game.legal(m.state)
+    state = m.state
+    while not state["over"] and steps < max_steps:
+        choices = game.legal(state)
         if not choices:
             raise RuntimeError("%s: no legal input but the game is not over" % game.NAME)
-        m.apply(rng.choice(choices))
+        # Inputs come from legal(), so no defensive clone: an Illegal here is a bug and is raised.
+        game.apply(state, rng.choice(choices))
         steps += 1
     return m, steps, bool(m.state["over"])

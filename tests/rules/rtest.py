@@ -115,6 +115,10 @@ def random_playouts(game, options=None, games=20, seed=1, max_steps=5000, each=N
             choices = game.legal(m.state)
             assert choices, "%s: nothing legal but the game is not over (seed %d)" % (game.NAME, seed + g)
             inp = rng.choice(choices)
+            if each is None and not keep_log:
+                game.apply(m.state, inp)  # from legal(): no defensive clone needed
+                steps += 1
+                continue
             fx = m.apply(inp)
             if each is not None:
                 each(m, inp, fx)
