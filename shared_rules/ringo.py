@@ -100,15 +100,17 @@ def _jump(i, d):
     return (mid, land)
 
 
-# Neighbour tables: the steps (to, to is neutral) and jumps (jumped, landing,
-# jumped is neutral, landing is neutral) each side may make from each cell.
+# Neighbour tables, built once. For each cell, the steps (to, to is neutral,
+# the move) and jumps (jumped, landing, jumped is neutral, landing is neutral,
+# the move without capture, the move with capture) a side may make; the move
+# tuples are made here so generating moves allocates nothing but the list.
 # Attackers: front, anticlockwise, clockwise (never back). Defenders: all four, never into the castle.
 def _steps(i, dirs, castle_ok):
     out = []
     for d in dirs:
         t = _step(i, d)
         if t > 0 or (t == CASTLE and castle_ok):
-            out.append((t, IS_NEUTRAL[t]) if t >= 0 else None)
+            out.append((t, IS_NEUTRAL[t], (i, t, -1)))
     return tuple(out)
 
 
@@ -118,7 +120,8 @@ def _jumps(i, dirs, over_castle, into_castle):
         j = _jump(i, d)
         if j is None or (j[0] == CASTLE and not over_castle) or (j[1] == CASTLE and not into_castle):
             continue
-        out.append((j[0], j[1], IS_NEUTRAL[j[0]], IS_NEUTRAL[j[1]]))
+        mid, land = j
+        out.append((mid, land, IS_NEUTRAL[mid], IS_NEUTRAL[land], (i, land, -1), (i, land, mid)))
     return tuple(out)
 
 
@@ -129,7 +132,7 @@ A_JUMPS = [()] + [_jumps(i, _FRONT_SIDES, False, True) for i in range(1, NCELLS)
 # The variant where attackers may not enter the castle from the Neutral Zone.
 A_STEPS_NZ = [()] + [_steps(i, _FRONT_SIDES, not IS_NEUTRAL[i]) for i in range(1, NCELLS)]
 A_JUMPS_NZ = [()] + [_jumps(i, _FRONT_SIDES, False, not IS_NEUTRAL[i]) for i in range(1, NCELLS)]
-D_STEPS = [()] + [tuple(t for t, _n in _steps(i, _ALL, False)) for i in range(1, NCELLS)]
+D_STEPS = [()] + [tuple((t, mv) for t, _n, mv in _steps(i, _ALL, False)) for i in range(1, NCELLS)]
 D_JUMPS = [()] + [_jumps(i, _ALL, True, False) for i in range(1, NCELLS)]
 
 
@@ -253,33 +256,33 @@ def _gen(board, castle, side, opts):
         i = find("A", 1)
         while i > 0:
             onz = IS_NEUTRAL[i]
-            for t, tnz in steps[i]:
+            for t, tnz, mv in steps[i]:
                 # Entering the Neutral Zone from outside needs room under the limit.
                 if board[t] == "." and (tnz <= onz or nz < lim):
-                    append((i, t, -1))
-            for mid, land, mnz, lnz in jumps[i]:
+                    append(mv)
+            for mid, land, mnz, lnz, plain, capture in jumps[i]:
                 if board[mid] != "D" or board[land] != ".":
                     continue
                 if mnz:  # jumping a defender in the Neutral Zone captures nothing
                     if lnz <= onz or nz < lim:
-                        append((i, land, -1))
+                        append(plain)
                 elif nz - onz + lnz <= lim_cap:
-                    append((i, land, mid))
+                    append(capture)
             i = find("A", i + 1)
     else:
         i = find("D", 1)
         while i > 0:
-            for t in D_STEPS[i]:
+            for t, mv in D_STEPS[i]:
                 if board[t] == ".":
-                    append((i, t, -1))
-            for mid, land, mnz, _lnz in D_JUMPS[i]:
+                    append(mv)
+            for mid, land, mnz, _lnz, plain, capture in D_JUMPS[i]:
                 if board[land] != ".":
                     continue
                 if mid == CASTLE:
                     if castle > 0:
-                        append((i, land, CASTLE))
+                        append(capture)  # captured is CASTLE
                 elif board[mid] == "A":
-                    append((i, land, -1 if mnz else mid))
+                    append(plain if mnz else capture)
             i = find("D", i + 1)
     return out
 
@@ -287,34 +290,40 @@ def _gen(board, castle, side, opts):
 def _is_step(side, frm, to):
     """Is to next to frm in a direction side may step?"""
     if side == ATT:
-        return to in [t for t, _n in A_STEPS[frm]]
-    return to in D_STEPS[frm]
+        return to in [st[0] for st in A_STEPS[frm]]
+    return to in [st[0] for st in D_STEPS[frm]]
+
+
+# from * 64 + to -> the cell a jump from `from` to `to` passes over (the castle for a jump across it).
+JUMPED = {}
+for _i in range(1, NCELLS):
+    for _d in (0, 1, 2, 3):
+        _j = _jump(_i, _d)
+        if _j:
+            JUMPED[_i * 64 + _j[1]] = _j[0]
+RING = [0] + [_ring(i) for i in range(1, NCELLS)]
 
 
 def _jumped_cell(frm, to):
-    """The cell a jump from frm to to passes over (the castle for a jump across it), or -1 if not a jump."""
-    for d in (0, 1, 2, 3):
-        j = _jump(frm, d)
-        if j and j[1] == to:
-            return j[0]
-    return -1
+    """The cell a jump from frm to to passes over, or -1 if to is not a jump away."""
+    return JUMPED.get(frm * 64 + to, -1)
 
 
 def do_move(board, castle, mv):
     """(board, castle) after the move mv = (from, to, captured); no checks."""
     frm, to, cap = mv
-    b = list(board)
-    p = b[frm]
-    b[frm] = "."
     if to == CASTLE:
         castle += 1
+        board = board[:frm] + "." + board[frm + 1:]
+    elif frm < to:
+        board = board[:frm] + "." + board[frm + 1:to] + board[frm] + board[to + 1:]
     else:
-        b[to] = p
+        board = board[:to] + board[frm] + board[to + 1:frm] + "." + board[frm + 1:]
     if cap == CASTLE:
         castle -= 1
     elif cap > 0:
-        b[cap] = "."
-    return "".join(b), castle
+        board = board[:cap] + "." + board[cap + 1:]
+    return board, castle
 
 
 def result(board, castle, side_to_move, opts, quiet=0):
@@ -357,10 +366,11 @@ def legal(state):
     if state["hand"] is not None:
         return _sensed_choices(state)
     tab = _INPUTS[side]
-    out = []
-    for mv in gen_moves(state["board"], state["castle"], side, state["options"]):
-        inp = tab.get(mv[0] * 64 + mv[1])
-        out.append(inp if inp is not None else move_input(side, mv))
+    moves = gen_moves(state["board"], state["castle"], side, state["options"])
+    try:
+        out = [tab[mv[0] * 64 + mv[1]] for mv in moves]
+    except KeyError:  # a move not seen before: build its input once
+        out = [move_input(side, mv) for mv in moves]
     if side == DEF and state["options"]["defenders_may_pass"]:
         out.append({"t": "pass", "by": DEF})
     return out
@@ -451,26 +461,31 @@ def play_move(state, mv):
     """Apply a legal move (from gen_moves) to state; the effects."""
     side = state["turn"]
     frm, to, cap = mv
-    fx = []
     state["board"], state["castle"] = do_move(state["board"], state["castle"], mv)
     noun = NOUN[side]
+    f, t = NAMES[frm], NAMES[to]
+    # Effects are built as plain dicts here (what say/cue make): this runs on every move of every playout.
     if cap >= 0:
-        victim = NOUN[OTHER[side]]
-        where = "in the castle" if cap == CASTLE else "on %s" % NAMES[cap]
-        say(fx, "The %s on %s captures the %s %s and lands on %s." % (noun, NAMES[frm], victim, where, NAMES[to]))
-        cue(fx, "capture", side=side, **{"from": NAMES[frm], "to": NAMES[to], "cell": NAMES[cap]})
+        where = "in the castle" if cap == CASTLE else "on " + NAMES[cap]
+        fx = [
+            {"t": "say", "to": None, "text": "The %s on %s captures the %s %s and lands on %s." % (
+                noun, f, NOUN[OTHER[side]], where, t)},
+            {"t": "cue", "cue": "capture", "side": side, "from": f, "to": t, "cell": NAMES[cap]},
+        ]
     elif to == CASTLE:
-        say(fx, "An attacker enters the castle from %s." % NAMES[frm])
-        cue(fx, "castle.entered", side=ATT, **{"from": NAMES[frm], "count": state["castle"]})
+        fx = [
+            {"t": "say", "to": None, "text": "An attacker enters the castle from %s." % f},
+            {"t": "cue", "cue": "castle.entered", "side": ATT, "from": f, "count": state["castle"]},
+        ]
     else:
-        mid = -1 if _is_step(side, frm, to) else _jumped_cell(frm, to)
+        mid = JUMPED.get(frm * 64 + to, -1)
         if mid > 0:
-            say(fx, "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, NAMES[frm], NAMES[mid], NAMES[to]))
+            text = "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, f, NAMES[mid], t)
         else:
-            say(fx, "The %s moves from %s to %s." % (noun, NAMES[frm], NAMES[to]))
-        cue(fx, "move", side=side, **{"from": NAMES[frm], "to": NAMES[to]})
-    state["last"] = NAMES[frm] + "-" + NAMES[to]
-    progress = cap >= 0 or (side == ATT and (to == CASTLE or _ring(to) < _ring(frm)))
+            text = "The %s moves from %s to %s." % (noun, f, t)
+        fx = [{"t": "say", "to": None, "text": text}, {"t": "cue", "cue": "move", "side": side, "from": f, "to": t}]
+    state["last"] = f + "-" + t
+    progress = cap >= 0 or (side == ATT and RING[to] < RING[frm])  # RING[castle] is 0
     _end_turn(state, fx, progress)
     return fx
 
@@ -483,7 +498,7 @@ def _end_turn(state, fx, progress):
     board, castle, opts = state["board"], state["castle"], state["options"]
     win = result(board, castle, nxt, opts, state["quiet"])
     if win is None:
-        cue(fx, "turn", side=nxt)
+        fx.append({"t": "cue", "cue": "turn", "side": nxt})
         return
     state["over"] = True
     if win == "draw":

@@ -1,0 +1,196 @@
+"""Ringo: random playouts per second (CPython and MicroPython), heap of one game on MicroPython,
+and the computer opponent's time per move at each strength.
+
+Baselines measured in the same run: playouts through `Match` (what `battlement playout` runs)
+beside the bare rules calls; the heap of importing the engine alone beside a whole game;
+the random player's time per move beside the opponent's.
+CPython rates use CPU time (time.process_time) so other work on the machine does not skew them.
+"""
+
+import os
+import subprocess
+import time
+
+import benchutil
+from support.procs import MICROPYTHON
+
+from shared_rules import engine, ringo
+from shared_rules import ringo_opponent as opp
+
+GAMES = 2000
+TARGET = 1000  # random games/s on CPython
+OPTS = engine.complete_options(ringo, {})
+POSITIONS = 40  # positions the opponent is timed on, taken from random games
+
+
+def rules_playout(seed):
+    """One random game through the rules calls (setup, legal, apply), announcements and all."""
+    st = ringo.setup(OPTS, seed)
+    rng = engine.Rng(seed + 1)
+    legal, apply_ = ringo.legal, ringo.apply
+    while not st["over"]:
+        apply_(st, rng.choice(legal(st)))
+    return st
+
+
+def match_playout(seed):
+    return engine.playout(ringo, OPTS, seed, ringo.MAX_STEPS)[0]
+
+
+def rate(fn, n):
+    t0 = time.process_time()
+    for i in range(n):
+        fn(i)
+    return n / (time.process_time() - t0)
+
+
+MP_PLAYOUT = """
+import time
+from shared_rules import engine, ringo
+opts = engine.complete_options(ringo, {})
+n = %d
+t0 = time.ticks_ms()
+for i in range(n):
+    engine.playout(ringo, opts, i, ringo.MAX_STEPS)
+t1 = time.ticks_ms()
+for i in range(n):
+    st = ringo.setup(opts, i)
+    rng = engine.Rng(i + 1)
+    while not st["over"]:
+        ringo.apply(st, rng.choice(ringo.legal(st)))
+t2 = time.ticks_ms()
+print(n * 1000 / time.ticks_diff(t1, t0), n * 1000 / time.ticks_diff(t2, t1))
+"""
+
+MP_ONE_GAME = """
+from shared_rules import engine
+%s
+"""
+MP_GAME_BODY = """
+from shared_rules import ringo
+engine.playout(ringo, engine.complete_options(ringo, {}), 7, ringo.MAX_STEPS)
+"""
+
+MP_OPPONENT = """
+import time
+from shared_rules import engine, ringo, ringo_opponent as opp
+opts = engine.complete_options(ringo, {})
+states = []
+for g in range(%d):
+    st = ringo.setup(opts, g)
+    rng = engine.Rng(g)
+    k = 6 + g %% 20
+    while not st["over"] and k > 0:
+        ringo.apply(st, rng.choice(ringo.legal(st)))
+        k -= 1
+    if not st["over"]:
+        states.append(st)
+out = []
+rng = engine.Rng(1)
+for strength in (0, 1, 2, 3):
+    t0 = time.ticks_us()
+    for st in states:
+        if strength == 0:
+            rng.choice(ringo.legal(st))
+        else:
+            opp.best_move(st, strength)
+    out.append(time.ticks_diff(time.ticks_us(), t0) / len(states) / 1000)
+print(" ".join("%%.3f" %% x for x in out))
+"""
+
+
+def micropython(code, heap=None):
+    cmd = [MICROPYTHON]
+    if heap:
+        cmd += ["-X", "heapsize=%d" % heap]
+    env = dict(os.environ, MICROPYPATH="%s:.frozen" % benchutil.ROOT)
+    return subprocess.run(cmd + ["-c", code], capture_output=True, text=True, timeout=600, check=False, env=env)
+
+
+def smallest_heap(code):
+    """The smallest -X heapsize (to 256 bytes) with which code runs to the end under MicroPython."""
+    lo, hi = 2048, 1 << 20
+    if micropython(code, hi).returncode != 0:
+        return None
+    while hi - lo > 256:
+        mid = (lo + hi) // 2
+        if micropython(code, mid).returncode == 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def positions(n):
+    """n mid-game positions from random games (6 to 25 moves in)."""
+    out = []
+    g = 0
+    while len(out) < n:
+        st = ringo.setup(OPTS, g)
+        rng = engine.Rng(g)
+        for _ in range(6 + g % 20):
+            if st["over"]:
+                break
+            ringo.apply(st, rng.choice(ringo.legal(st)))
+        if not st["over"]:
+            out.append(st)
+        g += 1
+    return out
+
+
+def per_move(fn, states):
+    t0 = time.process_time()
+    for st in states:
+        fn(st)
+    return (time.process_time() - t0) / len(states)
+
+
+def main():
+    rules_playout(0)  # warm up
+    ours = rate(rules_playout, GAMES)
+    via_match = rate(match_playout, GAMES)
+    benchutil.line("ringo", ours, via_match, "through Match/engine.playout", unit="random games/s (CPython)")
+    print("         target >= %s random games/s on CPython (rules calls): %s" % (
+        f"{TARGET:,}", "met" if ours >= TARGET else "NOT MET"), flush=True)
+    steps = sum(match_playout(i).state["turns"] for i in range(200)) / 200.0
+    print("         a random game lasts %.0f moves on average" % steps, flush=True)
+
+    states = positions(POSITIONS)
+    rng = engine.Rng(1)
+    base = per_move(lambda st: rng.choice(ringo.legal(st)), states)
+    for strength in opp.STRENGTHS:
+        t = per_move(lambda st, s=strength: opp.best_move(st, s), states)
+        nodes = [0]
+        for st in states[:10]:
+            opp.choose(st["board"], st["castle"], st["turn"], OPTS, st["quiet"], strength, nodes)
+        print("opponent strength %d: %8.3f ms/move  (random player %.3f ms/move, ratio %.0f; %d nodes/move)" % (
+            strength, t * 1000, base * 1000, t / base, nodes[0] // 10), flush=True)
+
+    if not MICROPYTHON:
+        print("micropython: not found, skipped", flush=True)
+        return
+    out = micropython(MP_PLAYOUT % 300)
+    if out.returncode == 0:
+        match_rate, rules_rate = (float(x) for x in out.stdout.split())
+        benchutil.line("ringo", rules_rate, match_rate, "through Match/engine.playout",
+                       unit="random games/s (MicroPython)")
+        print("         MicroPython/CPython speed: %.2f" % (rules_rate / ours), flush=True)
+    else:
+        print("micropython playouts failed: %s" % (out.stdout + out.stderr)[-500:], flush=True)
+    heap = smallest_heap(MP_ONE_GAME % MP_GAME_BODY)
+    base_heap = smallest_heap(MP_ONE_GAME % "")
+    if heap and base_heap:
+        print("peak heap of one game (MicroPython, rules from source): %s bytes  (engine import alone %s, "
+              "ratio %.1f)" % (f"{heap:,}", f"{base_heap:,}", heap / base_heap), flush=True)
+    out = micropython(MP_OPPONENT % POSITIONS)
+    if out.returncode == 0:
+        ms = [float(x) for x in out.stdout.split()]
+        for strength in (1, 2, 3):
+            print("opponent strength %d: %8.3f ms/move on MicroPython  (random player %.3f ms/move, ratio %.0f)" % (
+                strength, ms[strength], ms[0], ms[strength] / ms[0]), flush=True)
+    else:
+        print("micropython opponent timing failed: %s" % (out.stdout + out.stderr)[-500:], flush=True)
+
+
+if __name__ == "__main__":
+    main()
