@@ -1,0 +1,133 @@
+"""Helpers for the bridge tests: a bridge in this process, or `battlement run` as a real child process."""
+
+import asyncio
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from support.procs import free_port
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BATTLEMENT = str(pathlib.Path(sys.executable).parent / "battlement")
+
+
+async def until(cond, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        await asyncio.sleep(0.01)
+
+
+class BridgeProcess:
+    """`battlement run` as a child process on a free port; .url, .host_code, .state(), .kill9()."""
+
+    def __init__(self, tmp, *args, journal=None):
+        self.tmp = pathlib.Path(tmp)
+        self.journal = journal or str(self.tmp / "journal.sqlite")
+        self.args = list(args)
+        self.proc = None
+        self.port = None
+        self.host_code = "hostcode"
+
+    def start(self):
+        self.port = free_port()
+        argv = [BATTLEMENT, "run", "--port", str(self.port), "--journal", self.journal,
+                "--host-code", self.host_code] + self.args
+        self.log = open(self.tmp / ("bridge-%d.log" % self.port), "w+")
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(ROOT),
+                                     start_new_session=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("bridge exited: " + self.output())
+            if "ready in" in self.output():
+                return self
+            time.sleep(0.02)
+        raise AssertionError("bridge did not start: " + self.output())
+
+    def output(self):
+        self.log.flush()
+        return (self.tmp / ("bridge-%d.log" % self.port)).read_text()
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    def state(self):
+        return self.get("/api/state")
+
+    def kill9(self):
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        if getattr(self, "log", None):
+            self.log.close()
+
+
+@pytest.fixture
+def bridge_process(tmp_path):
+    made = []
+
+    def make(*args, journal=None):
+        b = BridgeProcess(tmp_path, *args, journal=journal)
+        made.append(b)
+        return b.start()
+
+    yield make
+    for b in made:
+        b.stop()
+
+
+class Ws:
+    """A websocket client of the page's /ws (what the page's script sends and receives)."""
+
+    def __init__(self, url, **query):
+        from urllib.parse import urlencode
+
+        from websockets.sync.client import connect
+
+        self.frames = []
+        self.conn = connect(url.replace("http://", "ws://") + "/ws?" + urlencode(query), open_timeout=10)
+
+    def recv(self, timeout=10):
+        m = json.loads(self.conn.recv(timeout=timeout))
+        self.frames.append(m)
+        return m
+
+    def state(self, pred=lambda s: True, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self.recv(max(0.05, deadline - time.monotonic()))
+            if m.get("type") == "state" and pred(m):
+                return m
+
+    def act(self, **msg):
+        """Send an action; returns the reply (states pushed meanwhile are kept in .frames)."""
+        self.conn.send(json.dumps(msg))
+        deadline = time.monotonic() + 10
+        while True:
+            m = self.recv(max(0.05, deadline - time.monotonic()))
+            if m.get("type") == "reply":
+                return m
+
+    def close(self):
+        self.conn.close()

@@ -1,0 +1,114 @@
+"""The pipeline with real parts: virtual boards on real ptys -> SerialTransport -> router -> session
+(journal + Ringo rules) -> LED commands back over the pty to the boards."""
+
+import asyncio
+import contextlib
+
+from battlement.bridge import Bridge
+from battlement.effects import GREEN, RED, SIDE_RGB
+from battlement.journal import Journal
+from battlement.messages import Event
+from battlement.tables import for_game
+
+from .conftest import until
+
+ATT = SIDE_RGB["attackers"]
+
+
+@contextlib.asynccontextmanager
+async def ringo_bridge(journal, **kw):
+    b = Bridge([for_game("ringo")], str(journal), simulate=True, **kw)
+    await b.start()
+    try:
+        sim = b.sims["ringo"]
+        await until(lambda: len(b.transports[0].boards) == len(sim.boards), what="every board's hello")
+        await until(lambda: all(sim.led_of(o) for o in sim.tmap.objects), what="every cell's light set")
+        yield b, b.sessions["ringo"], sim
+    finally:
+        await b.stop()
+
+
+def test_a_move_sensed_on_the_table_is_played_and_lit(tmp_path):
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            sim.press("b5", 0)  # attacker lifted from b5: its legal destinations light up
+            await until(lambda: sim.led_of("b4") == ("pulse", GREEN, 1000), what="b4 shown as a destination")
+            sim.press("b4", 1)  # ... and put down on b4: the move is played
+            await until(lambda: s.match.view()["cells"].get("b4") == "attackers", what="the move")
+            await until(lambda: sim.led_of("b4") == ("solid", ATT, 0) and sim.led_of("b5")[0] == "off",
+                        what="b4 lit, b5 dark")
+            assert s.match.awaiting() == ["defenders"]
+            assert s.counters["inputs"] == 2 and s.counters["illegal"] == 0
+    asyncio.run(go())
+
+
+def test_an_illegal_move_warns_on_the_table_and_the_page(tmp_path):
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            sim.press("b5", 0)
+            sim.press("b3", 1)  # two rings at once: not a step
+            await until(lambda: sim.led_of("b3") == ("blink", RED, 250), what="warning on b3")
+            assert sim.led_of("b5") == ("blink", RED, 250)
+            assert any("not a legal move" in n["text"] for n in s.public()["notices"])
+            sim.press("b3", 0)
+            sim.press("b5", 1)  # pieces back where they were: the table is whole again
+            await until(lambda: s.match.state["hand"] is None, what="board restored")
+            assert s.match.view()["cells"]["b5"] == "attackers"
+    asyncio.run(go())
+
+
+def test_events_for_unknown_sensors_and_boards_are_counted_and_play_goes_on(tmp_path):
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            b.handle(Event(None, "ring-5", 1, 1, "zz", "presence", 1, 0, 0))  # sensor not on the map
+            b.handle(Event("other-table", "ring-5", 1, 1, "b", "presence", 1, 0, 0))  # a table we do not serve
+            assert s.router.counters["unmapped-sensor"] == 1 and b.counters["unknown-table"] == 1
+            assert "ring-5/zz is not mapped" in s.public()["notices"][-1]["text"]
+            sim.press("c5", 0)
+            sim.press("c4", 1)
+            await until(lambda: s.match.view()["cells"].get("c4") == "attackers", what="play after bad events")
+            rows = Journal(str(tmp_path / "j.sqlite")).db.execute(
+                "SELECT object, outcome FROM events ORDER BY id").fetchall()
+            assert rows[0] == (None, "unmapped: sensor ring-5/zz is not mapped to any object in %s"
+                               % s.tmap.path)
+            assert [r[1] for r in rows[-2:]] == ["input 1", "input 2"]
+    asyncio.run(go())
+
+
+def test_undo_takes_back_the_move_and_the_lights(tmp_path):
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            sim.press("d5", 0)
+            sim.press("d4", 1)
+            await until(lambda: sim.led_of("d4") == ("solid", ATT, 0), what="move lit")
+            assert s.undo()["ok"]  # the last sensor change (d4 on) is taken back: d5 is lifted again
+            assert s.match.view()["cells"].get("d4") is None
+            await until(lambda: sim.led_of("d4")[0] == "off", what="d4 dark after undo")
+            assert s.undo()["ok"]
+            await until(lambda: sim.led_of("d5") == ("solid", ATT, 0), what="d5 lit after undo")
+            assert s.undo() == {"ok": False, "message": "nothing to undo"}
+    asyncio.run(go())
+
+
+def test_a_restarted_bridge_resumes_the_same_game(tmp_path):
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            for a, c in (("b5", "b4"), ("a1", "a2")):
+                sim.press(a, 0)
+                sim.press(c, 1)
+            await until(lambda: s.match.view()["cells"].get("a2") == "defenders", what="two moves")
+            view, codes = s.match.view(), dict(s.codes)
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            assert s.match.view() == view and s.codes == codes
+            assert sim.led_of("a2") == ("solid", SIDE_RGB["defenders"], 0)
+    asyncio.run(go())
+
+
+def test_paused_sensors_are_journalled_but_not_played(tmp_path):
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            s.paused = True
+            sim.press("e5", 0)
+            await until(lambda: s.counters.get("paused") == 1, what="paused event")
+            assert s.match.state["hand"] is None
+    asyncio.run(go())

@@ -1,0 +1,82 @@
+"""Table maps: the shipped ones load; a wrong one is refused at start with a line naming the file and entry."""
+
+import subprocess
+
+import pytest
+from battlement import tables
+from battlement.errors import UserError
+
+from .conftest import BATTLEMENT, ROOT
+
+GOOD = """
+game = "ringo"
+[boards.ring]
+profile = "x"
+[objects]
+"""
+
+
+def ringo_map(extra_objects="", drop=()):
+    lines = [GOOD]
+    from shared_rules import ringo
+
+    for i, name in enumerate(ringo.NAMES):
+        if name not in drop:
+            lines.append('%s = { sensor = "ring/s%d", led = "ring/p%d" }' % (name, i, i))
+    return "\n".join(lines) + "\n" + extra_objects
+
+
+@pytest.mark.parametrize("name", ["ringo", "battleground", "medieval-pong", "medieval-pong-2sets"])
+def test_shipped_maps_load(name):
+    tm = tables.load(str(ROOT / "hardware" / "tables" / (name + ".toml")))
+    assert tm.objects and all(o.led for o in tm.objects.values())
+    assert len(tm.by_sensor) == len(tm.objects)
+
+
+def test_two_set_pong_map_has_eighteen_towers_per_side():
+    tm = tables.load(str(ROOT / "hardware" / "tables" / "medieval-pong-2sets.toml"))
+    assert tm.options == {"sets": 2}
+    assert len([o for o in tm.objects if o.startswith("red.")]) == 18
+
+
+def test_a_complete_map_parses():
+    tm = tables.parse(ringo_map(), "t.toml")
+    assert tm.game == "ringo" and tm.table == "t"  # the table id defaults to the file name
+    b5 = tm.objects["b5"]
+    assert tm.by_sensor[(b5.board, b5.sensor)] == "b5" and b5.led_board == "ring"
+
+
+@pytest.mark.parametrize("text, words", [
+    ('game = "chess"\n', ["chess", "not a known game"]),
+    ("game = [", ["not valid TOML"]),
+    ('game = "ringo"\n', ["[boards"]),
+    (ringo_map('zz9 = { sensor = "ring/zz" }\n'), ["objects.zz9", "no game object 'zz9'"]),
+    (ringo_map(drop=("b5",)), ["b5", "have no sensor"]),
+    (ringo_map().replace('b5 = { sensor = "ring/', 'b5 = { sensor = "tower/'), ["objects.b5", "'tower'", "not in [boards]"]),
+    (ringo_map().replace('sensor = "ring/s13"', 'sensor = "ring/s12"'), ["already mapped", "ring/s12"]),
+    (ringo_map().replace('sensor = "ring/s13"', 'sensor = "ring-s13"'), ["board/id"]),
+])
+def test_wrong_maps_are_refused_naming_what_and_where(text, words):
+    with pytest.raises(UserError) as e:
+        tables.parse(text, "mine.toml")
+    msg = str(e.value)
+    assert msg.startswith("mine.toml")
+    for w in words:
+        assert w in msg, msg
+
+
+def test_run_with_a_wrong_map_prints_one_line_and_exits_2(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(ringo_map(drop=("castle",)))
+    r = subprocess.run([BATTLEMENT, "run", "--table", str(bad), "--simulate", "--journal", str(tmp_path / "j.sqlite")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0
+    assert "bad.toml" in r.stderr and "castle" in r.stderr
+
+
+def test_run_without_boards_says_how_to_give_them(tmp_path):
+    r = subprocess.run([BATTLEMENT, "run", "--game", "ringo", "--journal", str(tmp_path / "j.sqlite")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--simulate" in r.stderr and "Traceback" not in r.stderr
