@@ -20,16 +20,18 @@ LATE = "late"  # filled an earlier gap: apply it
 DUP = "dup"  # already applied: drop it (counted as stale-seq)
 
 GAP_WINDOW = 256
+PAST_BOOTS = 4  # earlier boots remembered per board
 
 
 class _Track:
-    __slots__ = ("base", "boot", "high", "missing")
+    __slots__ = ("base", "boot", "high", "missing", "since")
 
     def __init__(self, boot: int):
         self.boot = boot
         self.base = -1  # every seq <= base has arrived (or was given up); -1: no event yet
         self.high = -1
         self.missing: set[int] = set()
+        self.since = 0  # when this boot last became current (for forgetting the oldest)
 
 
 class Inbox:
@@ -43,6 +45,8 @@ class Inbox:
         self.counters = counters if counters is not None else {}
         self.gap_window = gap_window
         self._tracks: dict[object, _Track] = {}
+        self._past: dict[object, dict[int, _Track]] = {}
+        self._clock = 0
 
     def _count(self, reason: str, n: int = 1) -> None:
         self.counters[reason] = self.counters.get(reason, 0) + n
@@ -56,8 +60,18 @@ class Inbox:
         t = self._tracks.get(key)
         if t is not None and t.boot == boot:
             return False
-        self._tracks[key] = _Track(boot)
-        return True
+        # Keep a few earlier boots: a late hello of an earlier boot (frames reordered on the
+        # way) must find that boot's record again, or its events would be applied twice.
+        past = self._past.setdefault(key, {})
+        if t is not None:
+            past[t.boot] = t
+            while len(past) > PAST_BOOTS:
+                del past[min(past, key=lambda b: past[b].since)]
+        again = past.pop(boot, None)
+        self._clock += 1
+        self._tracks[key] = again or _Track(boot)
+        self._tracks[key].since = self._clock
+        return again is None
 
     def offer(self, key, boot: int, seq: int) -> tuple[str, int]:
         """Classify event (boot, seq) from board `key`: returns (NEW|LATE|DUP, seqs newly found missing).

@@ -108,3 +108,12 @@ def test_bad_values_in_frames_are_field_errors():
         with pytest.raises(WireError) as e:
             from_frame(typ, fields)
         assert e.value.reason == "fields"
+
+
+def test_a_late_hello_of_an_earlier_boot_does_not_replay_its_events():
+    box = Inbox()
+    box.hello(KEY, 0xB1)
+    box.offer(KEY, 0xB1, 1)
+    box.hello(KEY, 0xB2)
+    assert box.hello(KEY, 0xB1) is False  # seen before: its record comes back
+    assert box.offer(KEY, 0xB1, 1)[0] == DUP

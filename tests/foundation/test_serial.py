@@ -181,19 +181,26 @@ def test_missing_port_is_waited_for(tmp_path):
         pair.close()
 
 
-def test_a_board_that_stops_reading_does_not_stall_the_bridge(pty_pair):
+def test_a_board_that_stops_reading_does_not_stall_the_bridge(pty_pair, tmp_path):
+    other = PtyPair(tmp_path / "other").start()
+
     async def main():
-        board = SerialBoard(pty_pair.b).open()  # never reads what the host sends
-        async with running(SerialTransport([pty_pair.a]), board) as t:
-            board.hello()
-            await take(t, 1)
+        stuck = SerialBoard(pty_pair.b).open()  # never reads what the host sends
+        healthy = SerialBoard(other.b, board="keep-2").open()
+        async with running(SerialTransport([pty_pair.a, other.a]), stuck, healthy) as t:
+            stuck.hello()
+            healthy.hello()
+            await take(t, 2)
             for _ in range(4000):  # ~200 KB of commands: far more than the pty buffers hold
                 await t.send(Led("tower-1", "ring", "blink", 0xFF0000, 500))
             assert t.counters["unsent"] > 0  # dropped and counted, not blocking
-            board.event()
-            assert events(await take(t, 1)) == [("tower-1", 1)]  # events still flow
+            healthy.event()
+            assert events(await take(t, 1)) == [("keep-2", 1)]  # the rest of the table carries on
 
-    run(main())
+    try:
+        run(main())
+    finally:
+        other.close()
 
 
 def test_allow_list_and_protocol_version_are_enforced(pty_pair):
