@@ -322,6 +322,7 @@ def _on_ball(state, name, fx):
     cue(fx, "ball", cup=name, colour=colour, player=p, count=count)
     if state["contenders"]:
         made = colour in state["colours"][state["side"][p]]
+        shot["own"] = made
         say(fx, "%s %s." % (who(state, p), "makes it into their own colour" if made else "lands in " + what))
     elif state["options"]["variant"] == "speed" and tray != BLACK:
         # Speed Round: the cup comes off as the shot lands.
@@ -381,12 +382,7 @@ def _next_shot(state, fx):
 
 
 def _judge_shootoff(state, fx):
-    made = []
-    for s in state["shots"]:
-        if s["cup"] not in (None, BLACK) and not s["void"]:
-            tray, i = _parse_cup(state, s["cup"])
-            if state["cups"][tray][i] in state["colours"][state["side"][s["by"]]]:
-                made.append(s["by"])
+    made = [s["by"] for s in state["shots"] if s.get("own") and not s["void"]]
     if len(made) == 1:
         p = made[0]
         state["contenders"] = []
