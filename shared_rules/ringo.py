@@ -606,18 +606,26 @@ def _on_cell(state, inp):
         if part:
             partial.append(mv)
     if partial:
-        if h["off"] and not h["extra"] and h["castle"] == 0 and len(h["off"]) == 1:
-            frm = h["off"][0]
+        frm = h["off"][0] if len(h["off"]) == 1 else -1
+        if frm > 0 and not h["extra"] and h["castle"] == 0 and state["board"][frm] == PIECE[side]:
             dests = sorted({NAMES[mv[1]] for mv in partial if mv[0] == frm})
             cue(fx, "piece.lifted", side=side, cell=NAMES[frm], to=dests)
+            return fx
+        # Part of the way through a move: light what is still to lift and where a piece may go.
+        lift, place = set(), set()
+        for mv in partial:
+            off, extra, dc = _expect(mv)
+            lift.update(NAMES[x] for x in off if x not in h["off"])
+            place.update(NAMES[x] for x in extra if x not in h["extra"])
+            if dc > 0 and h["castle"] == 0:
+                place.add("castle")
+            if dc < 0 and h["castle"] == 0:
+                lift.add("castle")
+        enemy = PIECE[OTHER[side]]
+        if lift and not place and all(c == "castle" or state["board"][INDEX[c]] == enemy for c in lift):
+            cue(fx, "capture.remove", side=side, cells=sorted(lift))
         else:
-            left = []
-            for mv in partial:
-                for x in _expect(mv)[0]:
-                    if x not in h["off"]:
-                        left.append(NAMES[x])
-            if left:
-                cue(fx, "capture.remove", side=side, cells=sorted(set(left)))
+            cue(fx, "move.pending", side=side, lift=sorted(lift), place=sorted(place))
         return fx
     refill = [NAMES[x] for x in h["off"]]
     clear = [NAMES[x] for x in h["extra"]]

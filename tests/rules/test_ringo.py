@@ -342,7 +342,9 @@ def test_a_capture_read_from_the_sensors_in_either_order():
     fx = m.apply(cell("c2", False))
     assert "capture" in cues(fx) and m.awaiting() == [D] and m.view()["defenders"] == 1
     m = at(["c3", "g5"], ["c2", "e1"])
-    for inp in (cell("c2", False), cell("c3", False), cell("c1", True)):
+    fx = m.apply(cell("c2", False))  # the captured defender taken off first: light the capturer and its landing
+    assert first_cue(fx) == {"t": "cue", "cue": "move.pending", "side": A, "lift": ["c3"], "place": ["c1"]}
+    for inp in (cell("c3", False), cell("c1", True)):
         m.apply(inp)
     assert m.awaiting() == [D] and "c2" not in m.view()["cells"] and m.view()["cells"]["c1"] == A
 
@@ -375,8 +377,10 @@ def test_the_castle_sensor_counts_pieces_in_and_out():
     m.apply(cell("castle", True))
     assert m.view()["castle"] == 1 and m.awaiting() == [D]
     m = at(["a5", "b5"], ["c1"], castle=1, turn=D)
-    for inp in (cell("c1", False), cell("castle", False), cell("g1", True)):
-        m.apply(inp)
+    m.apply(cell("c1", False))
+    fx = m.apply(cell("g1", True))
+    assert first_cue(fx) == {"t": "cue", "cue": "capture.remove", "side": D, "cells": ["castle"]}
+    m.apply(cell("castle", False))
     assert m.view()["castle"] == 0 and m.view()["cells"]["g1"] == D and m.awaiting() == [A]
     e = raises(Illegal, m.apply, cell("castle", False))
     assert "castle is empty" in str(e)
