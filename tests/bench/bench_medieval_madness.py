@@ -1,0 +1,137 @@
+"""Medieval Madness: random playouts per second (CPython and MicroPython), how many finish under
+the step cap, and the heap one game needs under MicroPython (from source and precompiled).
+
+Baselines measured in the same run: playouts through `Match` (what `battlement playout` runs)
+beside the bare rules calls; the heap of importing the engine alone beside a whole game, and a
+game from .mpy files beside the same game from source.
+CPython rates use CPU time (time.process_time) so other work on the machine does not skew them.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import benchutil
+from bench_ringo import MP_ONE_GAME, micropython, smallest_heap
+from support.procs import MICROPYTHON
+
+from shared_rules import engine
+from shared_rules import medieval_madness as mm
+
+GAMES = 300
+MP_GAMES = 60
+
+
+def rules_playout(opts, seed):
+    """One random game through the bare rules calls (setup, legal, apply)."""
+    st = mm.setup(opts, seed)
+    rng = engine.Rng(seed + 1)
+    steps = 0
+    while not st["over"] and steps < mm.MAX_STEPS:
+        mm.apply(st, rng.choice(mm.legal(st)))
+        steps += 1
+    return st
+
+
+def rate(fn, n):
+    t0 = time.process_time()
+    for i in range(n):
+        fn(i)
+    return n / (time.process_time() - t0)
+
+
+MP_PLAYOUT = """
+import time
+from shared_rules import engine, medieval_madness as mm
+opts = engine.complete_options(mm, {"players": %d})
+n = %d
+t0 = time.ticks_ms()
+for i in range(n):
+    engine.playout(mm, opts, i, mm.MAX_STEPS)
+t1 = time.ticks_ms()
+for i in range(n):
+    st = mm.setup(opts, i)
+    rng = engine.Rng(i + 1)
+    k = 0
+    while not st["over"] and k < mm.MAX_STEPS:
+        mm.apply(st, rng.choice(mm.legal(st)))
+        k += 1
+t2 = time.ticks_ms()
+print(n * 1000 / time.ticks_diff(t1, t0), n * 1000 / time.ticks_diff(t2, t1))
+"""
+
+MP_GAME_BODY = """
+from shared_rules import medieval_madness as mm
+engine.playout(mm, engine.complete_options(mm, {"players": 4}), 3, mm.MAX_STEPS)
+"""
+
+MODULES = ("__init__", "engine", "medieval_madness", "mm_castle", "mm_board")
+
+
+def mpy_tree():
+    """A folder holding the rules as .mpy files plus the board data, laid out as on a board."""
+    top = tempfile.mkdtemp(prefix="battlement-mm-mpy-")
+    pkg = os.path.join(top, "shared_rules")
+    os.makedirs(os.path.join(pkg, "data"))
+    src = benchutil.ROOT / "shared_rules"
+    shutil.copy(src / "data" / "medieval_madness_board.json", os.path.join(pkg, "data"))
+    cross = shutil.which("mpy-cross") or os.path.join(os.path.dirname(MICROPYTHON), "mpy-cross")
+    for name in MODULES:
+        subprocess.run([cross, "-o", os.path.join(pkg, name + ".mpy"), str(src / (name + ".py"))],
+                       check=True, capture_output=True)
+    return top
+
+
+def from_tree(tree, code):
+    """code with the rules imported from tree (put first on sys.path) instead of the checkout."""
+    return "import sys\nsys.path.insert(0, %r)\n%s" % (tree, code)
+
+
+def main():
+    for players in (2, 3, 4):
+        opts = engine.complete_options(mm, {"players": players})
+        rules_playout(opts, 0)  # warm up
+        ours = rate(lambda i, o=opts: rules_playout(o, i), GAMES)
+        via_match = rate(lambda i, o=opts: engine.playout(mm, o, i, mm.MAX_STEPS), GAMES)
+        benchutil.line("mm-%dp" % players, ours, via_match, "through Match/engine.playout",
+                       unit="random games/s (CPython)")
+        done = steps = 0
+        for i in range(GAMES):
+            _, n, finished = engine.playout(mm, opts, 1000 + i, mm.MAX_STEPS)
+            done += finished
+            steps += n
+        print("         %d of %d random %d-player games finish within the %s-input cap; %.0f inputs per game"
+              % (done, GAMES, players, f"{mm.MAX_STEPS:,}", steps / GAMES), flush=True)
+
+    if not MICROPYTHON:
+        print("micropython: not found, skipped", flush=True)
+        return
+    cp = rate(lambda i: rules_playout(engine.complete_options(mm, {"players": 4}), i), MP_GAMES)
+    out = micropython(MP_PLAYOUT % (4, MP_GAMES))
+    if out.returncode == 0:
+        match_rate, rules_rate = (float(x) for x in out.stdout.split())
+        benchutil.line("mm-4p", rules_rate, match_rate, "through Match/engine.playout",
+                       unit="random games/s (MicroPython)")
+        print("         MicroPython/CPython speed: %.2f" % (rules_rate / cp), flush=True)
+    else:
+        print("micropython playouts failed: %s" % (out.stdout + out.stderr)[-500:], flush=True)
+
+    heap = smallest_heap(MP_ONE_GAME % MP_GAME_BODY)
+    base_heap = smallest_heap(MP_ONE_GAME % "")
+    if heap and base_heap:
+        print("peak heap of one 4-player game (MicroPython, rules from source): %s bytes  (engine import alone %s, "
+              "ratio %.1f)" % (f"{heap:,}", f"{base_heap:,}", heap / base_heap), flush=True)
+    tree = mpy_tree()
+    try:
+        mpy_heap = smallest_heap(from_tree(tree, MP_ONE_GAME % MP_GAME_BODY))
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+    if mpy_heap and heap:
+        print("peak heap of one 4-player game (MicroPython, rules as .mpy): %s bytes  (from source %s, ratio %.2f)"
+              % (f"{mpy_heap:,}", f"{heap:,}", mpy_heap / heap), flush=True)
+
+
+if __name__ == "__main__":
+    main()
