@@ -197,11 +197,11 @@ class Bridge:
         """A page's sensor button: the simulated board reports it, so it travels the real path."""
         s = self.sessions[table]
         sim = self.sims.get(table)
-        hit = s.sensor_for(inp)
-        if sim is None or hit is None:
+        steps = s.sensor_for(inp)
+        if sim is None or not steps:
             return s.apply(inp, source="page (sensor)")
-        board, sensor, value = hit
-        sim.boards[board].sense(sensor, value)
+        for board, sensor, value in steps:
+            sim.boards[board].sense(sensor, value)
         return {"ok": True, "message": ""}
 
 

@@ -52,6 +52,28 @@ def to_sensor(game: str, inp: dict):
     return None
 
 
+def to_sensors(game: str, state: dict, inp: dict) -> list[tuple[str, int]]:
+    """The sensor changes a player's hand makes for an input: [(object, value)], [] if none.
+
+    A Ringo move is lifting the piece, removing a captured one, putting it down; every
+    sensed input is its one sensor change.
+    """
+    one = to_sensor(game, inp)
+    if one is not None:
+        return [one]
+    if game == "ringo" and inp.get("t") == "move":
+        from shared_rules import ringo
+
+        frm, to = ringo.INDEX.get(inp.get("from")), ringo.INDEX.get(inp.get("to"))
+        for mv in ringo.gen_moves(state["board"], state["castle"], inp.get("by"), state["options"]):
+            if mv[0] == frm and mv[1] == to:
+                steps = [(inp["from"], 0)]
+                if mv[2] >= 0:
+                    steps.append((ringo.NAMES[mv[2]], 0))
+                return steps + [(inp["to"], 1)]
+    return []
+
+
 class Router:
     """Maps events of one table; counts what it could not place."""
 

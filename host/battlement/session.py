@@ -17,12 +17,14 @@ from battlement.effects import Effects
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Led
-from battlement.router import Router, to_sensor
+from battlement.router import Router, to_sensors
 from battlement.sound import Sound
 from battlement.tables import TableMap
 from shared_rules.engine import Illegal, Match
 
-KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
+KEEP_NOTES = 30
+# Decisions only a side's own page offers: making them on the shared host screen would show the secret.
+PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
 
 
 def sides_of(match: Match) -> list[str]:
@@ -170,13 +172,15 @@ class Session:
         self._changed()
         return {"ok": True, "message": ""}
 
-    def sensor_for(self, inp: dict):
-        """(board, sensor, value) a simulated board must report for a sensed input, or None."""
-        hit = to_sensor(self.tmap.game, inp)
-        if hit is None or hit[0] not in self.tmap.objects:
-            return None
-        o = self.tmap.objects[hit[0]]
-        return o.board, o.sensor, hit[1]
+    def sensor_for(self, inp: dict) -> list[tuple[str, str, int]]:
+        """[(board, sensor, value)] simulated boards must report to play an input by hand; [] if none."""
+        out = []
+        for obj, value in to_sensors(self.tmap.game, self.match.state, inp):
+            if obj not in self.tmap.objects:
+                return []
+            o = self.tmap.objects[obj]
+            out.append((o.board, o.sensor, value))
+        return out
 
     def timed_out(self) -> bool:
         """Is the per-turn throw timeout over with a miss being a legal input now?"""
@@ -250,11 +254,12 @@ class Session:
     def for_host(self) -> dict:
         legal = self.match.legal()
         sensed = set(getattr(self.match.game, "SENSED", ()))
+        private = PRIVATE_DECISIONS.get(self.match.game.NAME, ())
         out = self.public()
         out.update({
             "codes": self.codes, "counters": self._all_counters(),
-            "sensed": [i for i in legal if i.get("t") in sensed][:200],
-            "decisions": [i for i in legal if i.get("t") not in sensed and "by" not in i][:200],
+            "sensed": [i for i in legal if i.get("t") in sensed or self.sensor_for(i)][:200],
+            "decisions": [i for i in legal if i.get("t") not in sensed and i.get("t") not in private][:200],
             "options": self.match.options, "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
         })

@@ -40,7 +40,7 @@ class BridgeProcess:
         self.port = free_port()
         argv = [BATTLEMENT, "run", "--port", str(self.port), "--journal", self.journal,
                 "--host-code", self.host_code] + self.args
-        self.log = open(self.tmp / ("bridge-%d.log" % self.port), "w+")
+        self.log = open(self.tmp / ("bridge-%d.log" % self.port), "w+")  # noqa: SIM115 -- closed in stop()
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(ROOT),
                                      start_new_session=True)
         deadline = time.monotonic() + 20
@@ -106,7 +106,7 @@ class Ws:
         from websockets.sync.client import connect
 
         self.frames = []
-        self.conn = connect(url.replace("http://", "ws://") + "/ws?" + urlencode(query), open_timeout=10)
+        self.conn = connect(url.replace("http://", "ws://") + "/ws?" + urlencode(query), open_timeout=10).__enter__()
 
     def recv(self, timeout=10):
         m = json.loads(self.conn.recv(timeout=timeout))

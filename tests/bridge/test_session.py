@@ -30,7 +30,7 @@ async def ringo_bridge(journal, **kw):
 
 def test_a_move_sensed_on_the_table_is_played_and_lit(tmp_path):
     async def go():
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             sim.press("b5", 0)  # attacker lifted from b5: its legal destinations light up
             await until(lambda: sim.led_of("b4") == ("pulse", GREEN, 1000), what="b4 shown as a destination")
             sim.press("b4", 1)  # ... and put down on b4: the move is played
@@ -44,7 +44,7 @@ def test_a_move_sensed_on_the_table_is_played_and_lit(tmp_path):
 
 def test_an_illegal_move_warns_on_the_table_and_the_page(tmp_path):
     async def go():
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             sim.press("b5", 0)
             sim.press("b3", 1)  # two rings at once: not a step
             await until(lambda: sim.led_of("b3") == ("blink", RED, 250), what="warning on b3")
@@ -77,7 +77,7 @@ def test_events_for_unknown_sensors_and_boards_are_counted_and_play_goes_on(tmp_
 
 def test_undo_takes_back_the_move_and_the_lights(tmp_path):
     async def go():
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             sim.press("d5", 0)
             sim.press("d4", 1)
             await until(lambda: sim.led_of("d4") == ("solid", ATT, 0), what="move lit")
@@ -92,13 +92,13 @@ def test_undo_takes_back_the_move_and_the_lights(tmp_path):
 
 def test_a_restarted_bridge_resumes_the_same_game(tmp_path):
     async def go():
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             for a, c in (("b5", "b4"), ("a1", "a2")):
                 sim.press(a, 0)
                 sim.press(c, 1)
             await until(lambda: s.match.view()["cells"].get("a2") == "defenders", what="two moves")
             view, codes = s.match.view(), dict(s.codes)
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             assert s.match.view() == view and s.codes == codes
             assert sim.led_of("a2") == ("solid", SIDE_RGB["defenders"], 0)
     asyncio.run(go())
@@ -106,7 +106,7 @@ def test_a_restarted_bridge_resumes_the_same_game(tmp_path):
 
 def test_paused_sensors_are_journalled_but_not_played(tmp_path):
     async def go():
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             s.paused = True
             sim.press("e5", 0)
             await until(lambda: s.counters.get("paused") == 1, what="paused event")

@@ -69,7 +69,7 @@ def test_run_with_a_wrong_map_prints_one_line_and_exits_2(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text(ringo_map(drop=("castle",)))
     r = subprocess.run([BATTLEMENT, "run", "--table", str(bad), "--simulate", "--journal", str(tmp_path / "j.sqlite")],
-                       capture_output=True, text=True, timeout=60)
+                       check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     assert r.stderr.strip().count("\n") == 0
@@ -78,5 +78,5 @@ def test_run_with_a_wrong_map_prints_one_line_and_exits_2(tmp_path):
 
 def test_run_without_boards_says_how_to_give_them(tmp_path):
     r = subprocess.run([BATTLEMENT, "run", "--game", "ringo", "--journal", str(tmp_path / "j.sqlite")],
-                       capture_output=True, text=True, timeout=60)
+                       check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--simulate" in r.stderr and "Traceback" not in r.stderr
