@@ -454,15 +454,27 @@ def _yes(inp):
 
 
 def _pawn(state, inp, fx):
-    """A pawn sensed on a space: confirm it or say where it belongs. Changes nothing."""
+    """A pawn sensed on a space: confirm it or say where it belongs. Changes nothing.
+
+    Without "player" (a plain presence sensor cannot tell pawns apart) it only
+    checks that some pawn belongs there.
+    """
     pid = inp.get("player")
-    n = len(state["players"])
-    if not isinstance(pid, str) or pid not in ["p%d" % (i + 1) for i in range(n)]:
-        raise Illegal("pawn: no player %r in this game" % (pid,))
+    ids = [p["id"] for p in state["players"]]
+    if pid is not None and pid not in ids:
+        raise Illegal("pawn: no player %r in this game (%s)" % (pid, ", ".join(ids)))
     board = _board(state)
     sid = inp.get("space")
     if not isinstance(sid, int) or isinstance(sid, bool) or sid < 0 or sid >= len(board["spaces"]):
         raise Illegal("pawn: no space %r on this board (0 to %d)" % (sid, len(board["spaces"]) - 1))
+    if pid is None:
+        owners = [p["id"] for p in state["players"] if p["at"] == sid]
+        if owners:
+            cue(fx, "pawn.ok", player=owners[0], space=sid)
+        else:
+            say(fx, "No pawn belongs on space %d, %s." % (sid, _space(board, sid)["name"]))
+            cue(fx, "pawn.misplaced", player=None, space=sid, want=None)
+        return fx
     p = _pl(state, pid)
     if p["at"] == sid:
         cue(fx, "pawn.ok", player=pid, space=sid)

@@ -569,6 +569,15 @@ def test_pawn_sensor_confirms_or_says_where_the_pawn_belongs():
     assert "no player" in str(raises(Illegal, m.apply, {"t": "pawn", "player": "p3", "space": 1}))
 
 
+def test_a_presence_sensor_that_cannot_tell_pawns_apart_checks_some_pawn_belongs_there():
+    m = new(2)
+    roll(m, "p1", 3, 3)
+    assert cues(m.apply({"t": "pawn", "space": 5})) == ["pawn.ok"]
+    fx = m.apply({"t": "pawn", "space": 9})
+    assert says(fx, None) == ["No pawn belongs on space 9, Hire a Champion."]
+    assert "pawn.misplaced" in cues(fx)
+
+
 # ---------------------------------------------------------------- cottages between players
 
 
