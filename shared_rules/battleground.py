@@ -894,6 +894,7 @@ def view(state, viewer=None):
         "shot": None,
         "pending": [dict(t) for t in state["pending"]],
         "stand_up": list(state["restand"]),
+        "down": sorted(state["down"]),  # every tilt piece out of play: its LED goes dark
     }
     if state["shot"] is not None:
         v["shot"] = {

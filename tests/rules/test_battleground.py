@@ -437,6 +437,7 @@ def test_the_gate_knocked_down_silences_the_castle_catapult_and_knocks_the_balco
     assert "gate is down" in str(e)
     assert not [i for i in m.legal() if i.get("to") == "balcony" or i.get("weapon") == "knights.castle-catapult"]
     assert m.view()["armies"]["knights"]["gate"] == "down"
+    assert m.view()["down"] == ["knights.gate", "knights.warrior1"]
 
 
 def test_a_balcony_figure_with_a_power_disk_is_revived_on_the_ground_when_the_gate_falls():
