@@ -12,6 +12,7 @@ from battlement.messages import Event, Hello, Led, Reply
 from battlement.transport import MqttTransport
 from support.aio import drain, take, until
 from support.board import MqttBoard
+from support.procs import Broker
 
 _tables = itertools.count(1)
 
@@ -182,3 +183,24 @@ def test_host_started_before_the_broker_says_so_and_connects_when_it_appears(mos
             await t.stop()
 
     run(main())
+
+
+def test_login_refused_is_reported_and_the_right_password_connects(tmp_path):
+    broker = Broker(tmp_path / "auth", users={"hall": "s3cret"}).start()
+
+    async def main():
+        wrong = MqttTransport(broker.url, table="t1", username="hall", password="nope")
+        right = MqttTransport("mqtt://hall:s3cret@127.0.0.1:%d" % broker.port, table="t1")
+        await wrong.start()
+        await right.start()
+        try:
+            await until(lambda: wrong.links[wrong.url].startswith("refused"), what="refusal reported")
+            await until(lambda: right.links[right.url] == "connected", what="login with the password in the url")
+        finally:
+            await wrong.stop()
+            await right.stop()
+
+    try:
+        run(main())
+    finally:
+        broker.close()

@@ -14,6 +14,7 @@ import tempfile
 import time
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
 SOCAT = shutil.which("socat") or "/usr/bin/socat"
 VENV_BIN = pathlib.Path(sys.executable).parent
 MICROPYTHON = str(VENV_BIN / "micropython") if (VENV_BIN / "micropython").exists() else shutil.which("micropython")
@@ -53,16 +54,26 @@ class Broker:
     restart() is stop()+start() (retained messages are not persisted across it).
     """
 
-    def __init__(self, workdir=None, port=None):
+    def __init__(self, workdir=None, port=None, users=None):
+        """users: {name: password} to require a login (anonymous clients are then refused)."""
         self.dir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="battlement-mqtt-"))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.host = "127.0.0.1"
         self.port = port or free_port()
         self.url = "mqtt://%s:%d" % (self.host, self.port)
         self.conf = self.dir / "mosquitto.conf"
+        auth = "allow_anonymous true\n"
+        if users:
+            pw = self.dir / "passwords"
+            for i, name in enumerate(sorted(users)):
+                create = ["-c"] if i == 0 else []
+                subprocess.run([MOSQUITTO_PASSWD, *create, "-b", str(pw), name, users[name]], check=True, capture_output=True)
+            auth = "allow_anonymous false\npassword_file %s\n" % pw
+            if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read our private dir
+                auth += "user root\n"
         self.conf.write_text(
-            "listener %d %s\nallow_anonymous true\npersistence false\n"
-            "log_dest file %s\nmax_queued_messages 100000\n" % (self.port, self.host, self.dir / "mosquitto.log")
+            "listener %d %s\n%spersistence false\nlog_dest file %s\nmax_queued_messages 100000\n"
+            % (self.port, self.host, auth, self.dir / "mosquitto.log")
         )
         self.proc = None
 

@@ -146,6 +146,8 @@ class MqttTransport(Transport):
     def _link_state(self, state: str) -> None:
         if state == "connected":
             self.connects += 1
+        if state.startswith("disconnected") and self.links.get(self.url, "").startswith("refused"):
+            return  # the refusal is the news; the disconnect that follows it is not
         if self.links.get(self.url) != state:
             self.links[self.url] = state
             self._note("mqtt %s %s" % (self.url, state))
