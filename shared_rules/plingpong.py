@@ -82,8 +82,15 @@ def sname(side):
     return pname(side) if side[0] == "p" else "Team " + side[0].upper() + side[1:]
 
 
+def _and(words):
+    """'a', 'a and b', 'a, b and c': a list as spoken."""
+    if len(words) < 2:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _colours_text(cols):
-    return " and ".join(cols)
+    return _and(cols)
 
 
 def who(state, p):
@@ -267,7 +274,7 @@ def apply(state, inp):
     if p != want:
         raise Illegal("it is %s's shot, not %s's" % (who(state, want), who(state, p)))
     state["shots"].append({"by": p, "cup": None, "void": False})
-    say(fx, "%s misses." % who(state, p))
+    say(fx, "%s misses." % pname(p))
     cue(fx, "miss", player=p)
     _next_shot(state, fx)
     return fx
@@ -323,14 +330,14 @@ def _on_ball(state, name, fx):
     if state["contenders"]:
         made = colour in state["colours"][state["side"][p]]
         shot["own"] = made
-        say(fx, "%s %s." % (who(state, p), "makes it into their own colour" if made else "lands in " + what))
+        say(fx, "%s %s." % (pname(p), "makes it into their own colour" if made else "lands in " + what))
     elif state["options"]["variant"] == "speed" and tray != BLACK:
         # Speed Round: the cup comes off as the shot lands.
         shot["colour"] = colour
         shot["height"] = state["height"][tray][i]
         state["cups"][tray][i] = None
         state["height"][tray][i] = 0
-        say(fx, "%s hits %s. It comes off." % (who(state, p), what))
+        say(fx, "%s hits %s. It comes off." % (pname(p), what))
         cue(fx, "cup.removed", cup=name, colour=colour, height=shot["height"], why="speed")
         state["shots"] = [shot]
         owner = _owner(state, colour)
@@ -340,9 +347,9 @@ def _on_ball(state, name, fx):
         _next_shot(state, fx)
         return
     elif state["options"]["variant"] == "speed":
-        say(fx, "%s lands in the Black Cup, which does nothing in a speed round." % who(state, p))
+        say(fx, "%s lands in the Black Cup, which does nothing in a speed round." % pname(p))
     else:
-        say(fx, "%s lands in %s: %d ball%s there this round." % (who(state, p), what, count, "" if count == 1 else "s"))
+        say(fx, "%s lands in %s: %d ball%s there this round." % (pname(p), what, count, "" if count == 1 else "s"))
     state["shots"].append(shot)
     _next_shot(state, fx)
 
@@ -356,7 +363,7 @@ def _on_void(state, p, fx):
     name = shot["cup"]
     tray, i = _parse_cup(state, name)
     say(fx, "%s's shot into %s did not bounce in their zone and does not count. Take the ball out."
-        % (who(state, shot["by"]), "the Black Cup" if tray == BLACK else cup_text(state, tray, i)))
+        % (pname(shot["by"]), "the Black Cup" if tray == BLACK else cup_text(state, tray, i)))
     cue(fx, "void", cup=name, player=shot["by"])
     if "colour" in shot:  # speed round: the cup goes back
         state["cups"][tray][i] = shot["colour"]
@@ -392,7 +399,7 @@ def _judge_shootoff(state, fx):
         _start_round(state, p, fx)
         return
     if made:
-        say(fx, "%s made it: shoot again." % " and ".join(pname(p) for p in made))
+        say(fx, "%s made it: shoot again." % _and([pname(p) for p in made]))
         _start_shootoff(state, made, fx)
     else:
         say(fx, "Nobody made it: shoot again.")
@@ -560,13 +567,11 @@ def _black(state, n, fx):
                 losers.append(side)
     losers.sort()
     say(fx, "The Black Cup has %d ball%s, an odd number! %s made it and lose%s a lowest cup; everyone else adds a cup."
-        % (n, "" if n == 1 else "s", " and ".join(sname(s) for s in losers), "s" if len(losers) == 1 else ""))
+        % (n, "" if n == 1 else "s", _and([sname(s) for s in losers]), "s" if len(losers) == 1 else ""))
     cue(fx, "black", balls=n, result="odd", losers=losers)
-    for side in _sides(state):
-        if side in losers:
-            spaces = _side_spaces(state, side)
-            if not spaces:
-                continue
+    for side in losers:
+        spaces = _side_spaces(state, side)
+        if spaces:  # a side with no cups has none to lose
             t, i = spaces[0]
             colour = state["cups"][t][i]
             state["height"][t][i] -= 1
@@ -574,7 +579,8 @@ def _black(state, n, fx):
                 state["cups"][t][i] = None
             say(fx, "%s loses a cup from %s." % (sname(side), space_text(t, i)))
             cue(fx, "cup.removed", cup=_pos(t, i), colour=colour, height=1, why="black")
-        else:
+    for side in _sides(state):
+        if side not in losers:
             _add_cup(state, side, fx)
 
 

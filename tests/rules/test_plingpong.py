@@ -216,7 +216,7 @@ def test_black_cup_odd_the_shooters_lose_a_lowest_cup_and_everyone_else_adds_one
         m.apply(inp)
     assert m.view()["black"] == 3
     fx = m.apply(score("p1"))
-    assert ("The Black Cup has 3 balls, an odd number! Player 1 and Player 2 and Player 3 made it and lose a "
+    assert ("The Black Cup has 3 balls, an odd number! Player 1, Player 2 and Player 3 made it and lose a "
             "lowest cup; everyone else adds a cup.") in says(fx)
     assert cup(m, "green.1") is None and cup(m, "red.1") is None
     assert cup(m, "yellow.1") is None and cup(m, "yellow.2") is None  # yellow shot: loses its lowest, no add
@@ -262,7 +262,7 @@ def test_the_last_shot_can_be_voided_when_it_did_not_bounce():
     m = play(PP, shootoff("p1") + [ball("red.3")])
     assert {"t": "void", "by": "p1"} in m.legal()
     fx = m.apply(void("p3"))  # any player may call it
-    assert ("Player 1 (green)'s shot into red cup 3 did not bounce in their zone and does not count. "
+    assert ("Player 1's shot into red cup 3 did not bounce in their zone and does not count. "
             "Take the ball out.") in says(fx)
     assert m.view()["trays"]["red"][2]["balls"] == 0 and m.awaiting() == ["p2"]
     e = raises(Illegal, m.apply, void("p1"))
@@ -394,7 +394,7 @@ def test_speed_round_cups_come_off_as_each_shot_lands_and_the_first_to_clear_win
     fx = m.apply(ball("green.2"))
     assert cup(m, "green.2") is None and "cup.removed" in cues(fx)
     fx = m.apply(ball("black"))
-    assert "Player 2 (red) lands in the Black Cup, which does nothing in a speed round." in says(fx)
+    assert "Player 2 lands in the Black Cup, which does nothing in a speed round." in says(fx)
     fx = m.apply(ball("yellow.1"))
     m.apply(void("p2"))  # the yellow cup goes back
     assert cup(m, "yellow.1") == "yellow"
