@@ -93,10 +93,10 @@ def test_undo_takes_back_the_move_and_the_lights(tmp_path):
 def test_a_restarted_bridge_resumes_the_same_game(tmp_path):
     async def go():
         async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
-            for a, c in (("b5", "b4"), ("a1", "a2")):
-                sim.press(a, 0)
+            for a, c, side in (("b5", "b4", "attackers"), ("a1", "a2", "defenders")):
+                sim.press(a, 0)  # boards are separate links: wait for each move like players do
                 sim.press(c, 1)
-            await until(lambda: s.match.view()["cells"].get("a2") == "defenders", what="two moves")
+                await until(lambda c=c, side=side: s.match.view()["cells"].get(c) == side, what="move to " + c)
             view, codes = s.match.view(), dict(s.codes)
         async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             assert s.match.view() == view and s.codes == codes
