@@ -137,7 +137,7 @@ class MqttLink:
             while not self.dead:
                 try:
                     await asyncio.wait_for_ms(app.wake.wait(), ka // 2)
-                except TimeoutError:
+                except asyncio.TimeoutError:  # noqa: UP041 - MicroPython has no builtin TimeoutError
                     if time.ticks_diff(time.ticks_ms(), self.last_rx) > ka * 3 // 2:
                         break  # broker silent for too long: start over
                     if self.wlan is not None and not self.wlan.isconnected():
@@ -158,7 +158,7 @@ class MqttLink:
             try:
                 await self._wifi()
                 await self._session()
-            except (TimeoutError, OSError, IndexError, ValueError):
+            except (asyncio.TimeoutError, OSError, IndexError, ValueError):  # noqa: UP041 - as above
                 pass
             # Everything sent but not acknowledged goes again after the reconnect.
             self.app.reconnects += 1
