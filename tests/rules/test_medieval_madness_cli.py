@@ -29,8 +29,12 @@ def test_replay_of_the_example_crowns_player_1():
 
 def test_replay_stops_at_an_illegal_line_naming_it(tmp_path):
     script = tmp_path / "game.jsonl"
-    lines = EXAMPLE.read_text().splitlines()[:3]
-    lines.append(json.dumps({"t": "hire", "by": "p2", "yes": True}))  # nobody is on Hire a Champion
+    lines = [
+        json.dumps({"options": {"players": 2}, "seed": 1}),
+        json.dumps({"t": "roll", "by": "p1", "dice": [3, 3]}),
+        json.dumps({"t": "roll", "by": "p2", "dice": [2, 4]}),
+        json.dumps({"t": "hire", "by": "p2", "yes": True}),  # nobody is on Hire a Champion, and it is p1's turn
+    ]
     script.write_text("\n".join(lines) + "\n")
     code, out, err = battlement("replay", "medieval-madness", str(script))
     assert code == 2
