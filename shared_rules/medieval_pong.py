@@ -291,12 +291,11 @@ def legal(state):
             if not side["hand"]:
                 out.append({"t": "ready", "by": s})
                 continue
+            # apply() takes the characters in any order; listing only the next one (every tower for
+            # it) still reaches every layout and keeps the list 9 long instead of 81 (small boards).
+            c = side["hand"][0]
             empty = [t for t in sorted(side["towers"]) if side["towers"][t]["ch"] is None]
-            last = None
-            for c in side["hand"]:
-                if c != last:
-                    out.extend({"t": "place", "by": s, "tower": t, "character": c} for t in empty)
-                last = c
+            out.extend({"t": "place", "by": s, "tower": t, "character": c} for t in empty)
         return out
     h = _head(state)
     k = h["k"]
@@ -612,6 +611,8 @@ def on_tilt(state, inp, fx):
     h = _head(state)
     if h["k"] == "throw" and s != h["side"]:
         h["tipped"] = True
+    if h["k"] == "destroy" and not h.get("forced") and not _destroy_choices(state, h["by"]):
+        _enter(state, fx)  # that roof was the last thing it could destroy: now only crowns are left
 
 
 def on_swap(state, inp, fx):

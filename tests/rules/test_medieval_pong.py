@@ -516,3 +516,18 @@ def test_padlocks_tick_one_per_game_and_unlock():
     assert play(PONG, [], {"team": "custom", "unlocked": opts}).state["unlocked"] == ["archer", "ninja"]
     e = raises(Illegal, play, PONG, [], {"unlocked": "wizard"})
     assert "'wizard'" in str(e)
+
+
+def test_a_roof_tipping_while_it_was_the_last_thing_to_destroy_leaves_only_crowns():
+    m = start()
+    go(m, ball("blue", "B1"), {"t": "roof", "by": "blue", "tower": "A1"}, miss("blue"))
+    blues = m.state["sides"]["blue"]["towers"]
+    blues["A1"]["ch"] = None  # the Princess is gone: a bare crown under the roof
+    blues["A2"]["ch"] = None
+    for t in ("B2", "B3", "C1", "C2", "C3"):
+        blues[t]["st"] = "box"
+    go(m, ball("blue", "A3"), miss("blue"))
+    assert [i["tower"] for i in m.legal() if i["t"] == "destroy"] == ["B1"]
+    fx = go(m, {"t": "tilt", "side": "blue", "tower": "B1"})
+    assert "Blue has no other choice than to destroy one of its own crowns!" in says(fx)
+    assert m.over and m.state["winner"] == "red"
