@@ -23,7 +23,15 @@ help:
 	@echo "make lint   - ruff + mypy (host, and firmware against board stubs)"
 	@echo "make flash BOARD=<profile> PORT=<serial port> ID=<board id> [DRYRUN=1]"
 
-setup: $(STAMP) debs
+# MicroPython board stubs for type-checking firmware/ (one folder per board, not committed).
+FW_STUBS := firmware/typings_esp32/.installed firmware/typings_rp2/.installed
+
+setup: $(STAMP) debs $(FW_STUBS)
+
+firmware/typings_%/.installed: $(STAMP)
+	@$(PY) -m pip install -q --no-deps --upgrade --target firmware/typings_$* micropython-$*-stubs micropython-stdlib-stubs \
+	  >$(VENV)/typings_$*.log 2>&1 || { cat $(VENV)/typings_$*.log; echo "setup: installing $* stubs failed"; exit 1; }
+	@touch $@
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,8 +64,10 @@ bench: setup
 	$(PY) tests/bench/run.py
 
 lint: setup
-	$(BIN)/ruff check host shared_rules tests
+	$(BIN)/ruff check host shared_rules tests firmware
 	$(BIN)/mypy host/battlement
+	$(BIN)/mypy --config-file firmware/mypy-esp32.ini firmware/*.py
+	$(BIN)/mypy --config-file firmware/mypy-rp2.ini firmware/*.py
 
 flash: setup
 	$(BIN)/battlement flash --board "$(BOARD)" --port "$(PORT)" --id "$(ID)" $(if $(DRYRUN),--dry-run,)

@@ -88,15 +88,15 @@ class App:
         if kind == "beam":
             mp = spec.get("min_pulse_us", self.opt["min_pulse_us"])
             lock = spec.get("lockout_ms", self.opt["lockout_ms"]) * 1000
-            if "lower" in spec:
-                s = TwoBeamSensor(sid, self.emit, active, mp, lock)
-                pins = (spec["pin"], spec["lower"])
-            else:
-                s = BeamSensor(sid, self.emit, active, mp, lock)
-                pins = (spec["pin"],)
-            for det, pin in zip(s.channels(), pins):
+            two = "lower" in spec
+            beam = (TwoBeamSensor if two else BeamSensor)(sid, self.emit, active, mp, lock)
+            pins = [spec["pin"], spec["lower"]] if two else [spec["pin"]]
+            for det, pin in zip(beam.channels(), pins):
                 self.channels.append(det)  # registered before its IRQ can fire
                 EdgePin(self.ring, len(self.channels) - 1, pin, pull)
+            self.sensors.append(beam)
+            self.by_id[sid] = beam
+            return
         else:
             settle = spec.get("settle_ms", self.opt[kind + "_settle_ms"]) * 1000
             if "mux" in spec:
@@ -112,8 +112,8 @@ class App:
                 self.channels.append(s)
                 ep = EdgePin(self.ring, len(self.channels) - 1, spec["pin"], pull)
                 s.read = ep.value
-        self.sensors.append(s)
-        self.by_id[sid] = s
+            self.sensors.append(s)
+            self.by_id[sid] = s
 
     def sensor_list(self):
         return ",".join(s.id + ":" + s.kind for s in self.sensors) or "-"
@@ -338,6 +338,6 @@ def main():
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 - keep the board alive: log, reset (the host sees a new boot id)
-        sys.print_exception(e, sys.stderr)
+        sys.print_exception(e, sys.stderr)  # type: ignore[arg-type]
         time.sleep_ms(2000)
         machine.reset()

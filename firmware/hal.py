@@ -23,7 +23,7 @@ def ticks_us():
     """Microseconds, wrapping every 2**30 so the value fits an array('i') and a small int everywhere."""
     if _clock is not None:
         return _clock() & MASK
-    return time.ticks_us() & MASK
+    return time.ticks_us() & MASK  # type: ignore[operator]  # the stubs make ticks an opaque type
 
 
 def diff(a, b):

@@ -13,7 +13,7 @@ import machine
 try:
     import neopixel
 except ImportError:  # a board without the module: commands are still acknowledged
-    neopixel = None
+    neopixel = None  # type: ignore[assignment]
 
 OFF, SOLID, BLINK, PULSE, CHASE = 0, 1, 2, 3, 4
 PATTERNS = ("off", "solid", "blink", "pulse", "chase")

@@ -72,29 +72,34 @@ class MQTTClient:
                 body += _str(self.password)
         head = _str("MQTT") + bytes((4, flags)) + struct.pack("!H", self.keepalive)
         await self._send(_packet(CONNECT, head + body))
-        typ, data = await asyncio.wait_for_ms(self._read(), timeout_ms)
+        typ, data = await asyncio.wait_for_ms(self._read(), timeout_ms)  # type: ignore[var-annotated]
         if typ != CONNACK or len(data) < 2 or data[1] != 0:
             raise MQTTError("broker refused connection (code %d)" % (data[1] if len(data) > 1 else -1))
         self.inflight = {}
 
     async def _send(self, pkt):
+        if self.w is None:
+            raise MQTTError("not connected")
         self.w.write(pkt)
         await self.w.drain()
 
     async def _read(self):
-        b = await self.r.readexactly(1)
+        r = self.r
+        if r is None:
+            raise MQTTError("not connected")
+        b = await r.readexactly(1)
         head = b[0]
         n = 0
         shift = 0
         while True:
-            c = (await self.r.readexactly(1))[0]
+            c = (await r.readexactly(1))[0]
             n |= (c & 0x7F) << shift
             shift += 7
             if not c & 0x80:
                 break
             if shift > 21:
                 raise MQTTError("bad remaining length")
-        data = await self.r.readexactly(n) if n else b""
+        data = await r.readexactly(n) if n else b""
         return head, data
 
     def _next_pid(self):

@@ -135,12 +135,12 @@ def _cmd_flash(args) -> int:
     shutil.copyfile(fwsim.FIRMWARE / "main.py", out / "main.py")
     (out / "config.json").write_text(json.dumps(cfg))
     for c in mp:
-        p = subprocess.run(c, check=False)
-        if p.returncode != 0:
+        rc = subprocess.run(c, check=False).returncode
+        if rc != 0:
             raise UserError(
                 "mpremote could not reach or write the board on %s (exit %d): is MicroPython installed "
                 "(docs/flashing.md) and no other program (monitor, bridge, screen) holding the port?"
-                % (args.port, p.returncode)
+                % (args.port, rc)
             )
     say(
         "flashed %s on %s: it resets, then says hello; watch it with `battlement monitor --serial %s`"

@@ -181,16 +181,16 @@ def check(m: dict, where: str = "pin map") -> list[str]:
                 )
                 continue
             mux = s["mux"]
-            ch = s.get("channel")
+            ch = s.get("channel", -1)
             if mux not in muxes:
                 problems.append("%s: mux %r is not defined under muxes" % (user, mux))
-            elif mux in mux_size and (not _int(ch) or not 0 <= ch < mux_size[mux]):
+            elif mux in mux_size and not (_int(ch) and 0 <= ch < mux_size[mux]):
                 problems.append(
                     "%s: channel %r must be 0 to %d on mux %s" % (user, ch, mux_size[mux] - 1, mux)
                 )
             elif (mux, ch) in channels:
                 problems.append(
-                    "%s: mux %s channel %d is already used by %s" % (user, mux, ch, channels[(mux, ch)])
+                    "%s: mux %s channel %s is already used by %s" % (user, mux, ch, channels[(mux, ch)])
                 )
             else:
                 channels[(mux, ch)] = user
@@ -294,7 +294,7 @@ def pins_for(profile: str, sensors, leds: int = 0) -> dict:
     )
     taken = {s[k] for s in specs for k in ("pin", "lower") if k in s}
     avail = [p for p in free if p not in taken]
-    out = {"board": "sim", "profile": profile, "sensors": []}
+    out: dict = {"board": "sim", "profile": profile, "sensors": []}
     if leds:
         out["leds"] = {"pin": avail.pop(), "count": leds, "status": 0}
     for s in specs:
