@@ -18,9 +18,8 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "firmware"))
 
-from fwtest import run_scenario  # noqa: E402
-
-from battlement import fwsim  # noqa: E402
+from battlement import fwsim
+from fwtest import run_scenario
 
 THROUGHPUT = r"""
 import time, machine, hal, app, wire
