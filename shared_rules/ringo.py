@@ -14,6 +14,8 @@ Inputs:
     {"t": "cell", "cell": "b5", "occupied": false}         a presence sensor changed (sensed)
 """
 
+import sys
+
 from shared_rules.engine import Illegal, cue, prompt, say, seed_rng
 
 NAME = "ringo"
@@ -100,17 +102,27 @@ def _jump(i, d):
     return (mid, land)
 
 
-# Neighbour tables, built once. For each cell, the steps (to, to is neutral,
-# the move) and jumps (jumped, landing, jumped is neutral, landing is neutral,
-# the move without capture, the move with capture) a side may make; the move
-# tuples are made here so generating moves allocates nothing but the list.
+# A move is one small int: from + (to << 6) + ((captured + 1) << 12), so
+# generating moves allocates nothing but the list, and the tables below are
+# plain ints (small on a board). unpack(mv) gives (from, to, captured).
+def pack(frm, to, cap=-1):
+    return frm + (to << 6) + ((cap + 1) << 12)
+
+
+def unpack(mv):
+    """(from, to, captured) cell indexes of a packed move; captured is -1 for none."""
+    return mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
+
+
+# Neighbour tables, built once: for each cell, the steps and the jumps a side
+# may make from it, as packed moves (a jump's with the jumped cell as captured).
 # Attackers: front, anticlockwise, clockwise (never back). Defenders: all four, never into the castle.
 def _steps(i, dirs, castle_ok):
     out = []
     for d in dirs:
         t = _step(i, d)
         if t > 0 or (t == CASTLE and castle_ok):
-            out.append((t, IS_NEUTRAL[t], (i, t, -1)))
+            out.append(pack(i, t))
     return tuple(out)
 
 
@@ -120,8 +132,7 @@ def _jumps(i, dirs, over_castle, into_castle):
         j = _jump(i, d)
         if j is None or (j[0] == CASTLE and not over_castle) or (j[1] == CASTLE and not into_castle):
             continue
-        mid, land = j
-        out.append((mid, land, IS_NEUTRAL[mid], IS_NEUTRAL[land], (i, land, -1), (i, land, mid)))
+        out.append(pack(i, j[1], j[0]))
     return tuple(out)
 
 
@@ -129,10 +140,10 @@ _FRONT_SIDES = (0, 2, 3)
 _ALL = (0, 1, 2, 3)
 A_STEPS = [()] + [_steps(i, _FRONT_SIDES, True) for i in range(1, NCELLS)]
 A_JUMPS = [()] + [_jumps(i, _FRONT_SIDES, False, True) for i in range(1, NCELLS)]
-# The variant where attackers may not enter the castle from the Neutral Zone.
-A_STEPS_NZ = [()] + [_steps(i, _FRONT_SIDES, not IS_NEUTRAL[i]) for i in range(1, NCELLS)]
-A_JUMPS_NZ = [()] + [_jumps(i, _FRONT_SIDES, False, not IS_NEUTRAL[i]) for i in range(1, NCELLS)]
-D_STEPS = [()] + [tuple((t, mv) for t, _n, mv in _steps(i, _ALL, False)) for i in range(1, NCELLS)]
+# The variant where attackers may not enter the castle from the Neutral Zone: only slice n differs.
+A_STEPS_NZ = [_steps(i, _FRONT_SIDES, False) if IS_NEUTRAL[i] else A_STEPS[i] for i in range(NCELLS)]
+A_JUMPS_NZ = [_jumps(i, _FRONT_SIDES, False, False) if IS_NEUTRAL[i] else A_JUMPS[i] for i in range(NCELLS)]
+D_STEPS = [()] + [_steps(i, _ALL, False) for i in range(1, NCELLS)]
 D_JUMPS = [()] + [_jumps(i, _ALL, True, False) for i in range(1, NCELLS)]
 
 
@@ -225,7 +236,7 @@ _last_gen = [None, None]
 
 
 def gen_moves(board, castle, side, opts):
-    """Every legal move of side as (from, to, captured) cell indexes; captured is -1 for none.
+    """Every legal move of side, packed (unpack(mv) gives (from, to, captured); captured -1 for none).
 
     A jump over a piece in the Neutral Zone is a move that captures nothing (captured -1).
     The list returned may be shared: do not change it.
@@ -244,6 +255,7 @@ def _gen(board, castle, side, opts):
     out = []
     append = out.append
     find = board.find
+    neutral = IS_NEUTRAL
     if side == ATT:
         ndef = board.count("D")
         nz = (board[1] == "A") + (board[9] == "A") + (board[17] == "A") + (board[25] == "A") + (board[33] == "A")
@@ -255,34 +267,38 @@ def _gen(board, castle, side, opts):
             steps, jumps = A_STEPS_NZ, A_JUMPS_NZ
         i = find("A", 1)
         while i > 0:
-            onz = IS_NEUTRAL[i]
-            for t, tnz, mv in steps[i]:
+            onz = neutral[i]
+            for mv in steps[i]:
+                t = (mv >> 6) & 63
                 # Entering the Neutral Zone from outside needs room under the limit.
-                if board[t] == "." and (tnz <= onz or nz < lim):
+                if board[t] == "." and (neutral[t] <= onz or nz < lim):
                     append(mv)
-            for mid, land, mnz, lnz, plain, capture in jumps[i]:
+            for mv in jumps[i]:
+                mid = (mv >> 12) - 1
+                land = (mv >> 6) & 63
                 if board[mid] != "D" or board[land] != ".":
                     continue
-                if mnz:  # jumping a defender in the Neutral Zone captures nothing
-                    if lnz <= onz or nz < lim:
-                        append(plain)
-                elif nz - onz + lnz <= lim_cap:
-                    append(capture)
+                if neutral[mid]:  # jumping a defender in the Neutral Zone captures nothing
+                    if neutral[land] <= onz or nz < lim:
+                        append(mv & 4095)
+                elif nz - onz + neutral[land] <= lim_cap:
+                    append(mv)
             i = find("A", i + 1)
     else:
         i = find("D", 1)
         while i > 0:
-            for t, mv in D_STEPS[i]:
-                if board[t] == ".":
+            for mv in D_STEPS[i]:
+                if board[(mv >> 6) & 63] == ".":
                     append(mv)
-            for mid, land, mnz, _lnz, plain, capture in D_JUMPS[i]:
-                if board[land] != ".":
+            for mv in D_JUMPS[i]:
+                if board[(mv >> 6) & 63] != ".":
                     continue
+                mid = (mv >> 12) - 1
                 if mid == CASTLE:
                     if castle > 0:
-                        append(capture)  # captured is CASTLE
+                        append(mv)  # captures the castle's attacker
                 elif board[mid] == "A":
-                    append(plain if mnz else capture)
+                    append(mv & 4095 if neutral[mid] else mv)
             i = find("D", i + 1)
     return out
 
@@ -290,8 +306,8 @@ def _gen(board, castle, side, opts):
 def _is_step(side, frm, to):
     """Is to next to frm in a direction side may step?"""
     if side == ATT:
-        return to in [st[0] for st in A_STEPS[frm]]
-    return to in [st[0] for st in D_STEPS[frm]]
+        return pack(frm, to) in A_STEPS[frm]
+    return pack(frm, to) in D_STEPS[frm]
 
 
 # from * 64 + to -> the cell a jump from `from` to `to` passes over (the castle for a jump across it).
@@ -310,8 +326,8 @@ def _jumped_cell(frm, to):
 
 
 def do_move(board, castle, mv):
-    """(board, castle) after the move mv = (from, to, captured); no checks."""
-    frm, to, cap = mv
+    """(board, castle) after the packed move mv; no checks."""
+    frm, to, cap = mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
     if to == CASTLE:
         castle += 1
         board = board[:frm] + "." + board[frm + 1:]
@@ -344,18 +360,22 @@ def result(board, castle, side_to_move, opts, quiet=0):
 # ---------------------------------------------------------------- inputs
 
 
-# One shared input dict per (side, from, to), built on first use: legal() hands
-# out these same objects, so callers must not change them.
+# On CPython, one shared input dict per (side, from, to), built on first use:
+# legal() hands out these same objects, so callers must not change them. A
+# board (MicroPython) builds fresh ones instead: RAM is scarcer than time there.
 _INPUTS = {ATT: {}, DEF: {}}
+_SHARE_INPUTS = sys.implementation.name != "micropython"
 
 
 def move_input(side, mv):
-    """The move input for mv = (from, to, captured)."""
-    k = mv[0] * 64 + mv[1]
+    """The move input for the packed move mv."""
+    k = mv & 4095
     tab = _INPUTS[side]
     inp = tab.get(k)
     if inp is None:
-        inp = tab[k] = {"t": "move", "by": side, "from": NAMES[mv[0]], "to": NAMES[mv[1]]}
+        inp = {"t": "move", "by": side, "from": NAMES[k & 63], "to": NAMES[k >> 6]}
+        if _SHARE_INPUTS:
+            tab[k] = inp
     return inp
 
 
@@ -367,9 +387,13 @@ def legal(state):
         return _sensed_choices(state)
     tab = _INPUTS[side]
     moves = gen_moves(state["board"], state["castle"], side, state["options"])
-    try:
-        out = [tab[mv[0] * 64 + mv[1]] for mv in moves]
-    except KeyError:  # a move not seen before: build its input once
+    out = None
+    if _SHARE_INPUTS:
+        try:
+            out = [tab[mv & 4095] for mv in moves]
+        except KeyError:  # a move not seen before
+            pass
+    if out is None:
         out = [move_input(side, mv) for mv in moves]
     if side == DEF and state["options"]["defenders_may_pass"]:
         out.append({"t": "pass", "by": DEF})
@@ -421,8 +445,9 @@ def _find_move(state, side, frm, to):
     if board[frm] != PIECE[side]:
         what = {"A": "an attacker", "D": "a defender", ".": "nothing"}[board[frm]]
         raise Illegal("%s holds %s, not one of the %s' pieces" % (NAMES[frm], what, side))
+    k = pack(frm, to)
     for mv in gen_moves(board, state["castle"], side, state["options"]):
-        if mv[0] == frm and mv[1] == to:
+        if mv & 4095 == k:
             return mv
     raise Illegal("the %s cannot go from %s to %s: %s" % (NOUN[side], NAMES[frm], NAMES[to], _why_not(state, side, frm, to)))
 
@@ -460,7 +485,7 @@ def _why_not(state, side, frm, to):
 def play_move(state, mv):
     """Apply a legal move (from gen_moves) to state; the effects."""
     side = state["turn"]
-    frm, to, cap = mv
+    frm, to, cap = mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
     state["board"], state["castle"] = do_move(state["board"], state["castle"], mv)
     noun = NOUN[side]
     f, t = NAMES[frm], NAMES[to]
@@ -543,7 +568,7 @@ def _hand_text(state):
 
 def _expect(mv):
     """(off, extra, castle change) that a move leaves on the table."""
-    frm, to, cap = mv
+    frm, to, cap = unpack(mv)
     off = [frm]
     if cap > 0:
         off.append(cap)
@@ -608,7 +633,7 @@ def _on_cell(state, inp):
     if partial:
         frm = h["off"][0] if len(h["off"]) == 1 else -1
         if frm > 0 and not h["extra"] and h["castle"] == 0 and state["board"][frm] == PIECE[side]:
-            dests = sorted({NAMES[mv[1]] for mv in partial if mv[0] == frm})
+            dests = sorted({NAMES[(mv >> 6) & 63] for mv in partial if mv & 63 == frm})
             cue(fx, "piece.lifted", side=side, cell=NAMES[frm], to=dests)
             return fx
         # Part of the way through a move: light what is still to lift and where a piece may go.

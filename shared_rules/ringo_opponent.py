@@ -21,7 +21,7 @@ ATTACKER = 100
 DEFENDER = 130
 IN_CASTLE = 500
 _RING = [0] + [(i - 1) // 8 + 1 for i in range(1, ringo.NCELLS)]
-_PASS = (-1, -1, -1)
+_PASS = -1  # moves are packed ints (ringo.pack); a pass is -1
 
 
 def evaluate(board, castle):
@@ -35,8 +35,8 @@ def evaluate(board, castle):
 
 
 def _progress(side, mv):
-    frm, to, cap = mv
-    return cap >= 0 or (side == ATT and (to == CASTLE or _RING[to] < _RING[frm]))
+    # a capture (captured field set), or an attacker moving in (RING[castle] is 0)
+    return mv >= 4096 or (side == ATT and _RING[(mv >> 6) & 63] < _RING[mv & 63])
 
 
 def _ordered(moves):
@@ -44,7 +44,7 @@ def _ordered(moves):
     first = []
     rest = []
     for mv in moves:
-        if mv[2] >= 0 or mv[1] == CASTLE:
+        if mv >= 4096 or (mv >> 6) & 63 == CASTLE:
             first.append(mv)
         else:
             rest.append(mv)
@@ -71,7 +71,7 @@ def _search(board, castle, side, opts, quiet, depth, alpha, beta, ply, counter):
         return e if side == ATT else -e
     best = -WIN - 1
     for mv in _moves(board, castle, side, opts):
-        if mv is _PASS:
+        if mv == _PASS:
             nb, nc, q = board, castle, quiet + 1
         else:
             nb, nc = do_move(board, castle, mv)
@@ -87,13 +87,13 @@ def _search(board, castle, side, opts, quiet, depth, alpha, beta, ply, counter):
 
 
 def choose(board, castle, side, opts, quiet=0, strength=DEFAULT_STRENGTH, counter=None):
-    """(move, score, nodes searched): the best move for side, (-1, -1, -1) for a pass, None if none."""
+    """(move, score, nodes searched): the best packed move for side, -1 for a pass, None if none."""
     if counter is None:
         counter = [0]
     best_mv, best = None, -WIN - 2
     alpha, beta = -WIN - 1, WIN + 1
     for mv in _moves(board, castle, side, opts):
-        if mv is _PASS:
+        if mv == _PASS:
             nb, nc, q = board, castle, quiet + 1
         else:
             nb, nc = do_move(board, castle, mv)
@@ -121,7 +121,8 @@ def best_move(state, strength=DEFAULT_STRENGTH):
         raise ValueError("the %s have no legal move" % side)
     if mv == _PASS:
         return {"t": "pass", "by": DEF}
-    return {"t": "move", "by": side, "from": ringo.NAMES[mv[0]], "to": ringo.NAMES[mv[1]]}
+    frm, to, _cap = ringo.unpack(mv)
+    return {"t": "move", "by": side, "from": ringo.NAMES[frm], "to": ringo.NAMES[to]}
 
 
 __all__ = ["DEFAULT_STRENGTH", "QUIET_LIMIT", "STRENGTHS", "best_move", "choose", "evaluate"]

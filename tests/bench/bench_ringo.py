@@ -8,7 +8,10 @@ CPython rates use CPU time (time.process_time) so other work on the machine does
 """
 
 import os
+import pathlib
+import shutil
 import subprocess
+import tempfile
 import time
 
 import benchutil
@@ -99,26 +102,41 @@ print(" ".join("%%.3f" %% x for x in out))
 """
 
 
-def micropython(code, heap=None):
+def micropython(code, heap=None, path=None):
     cmd = [MICROPYTHON]
     if heap:
         cmd += ["-X", "heapsize=%d" % heap]
-    env = dict(os.environ, MICROPYPATH="%s:.frozen" % benchutil.ROOT)
-    return subprocess.run(cmd + ["-c", code], capture_output=True, text=True, timeout=600, check=False, env=env)
+    env = dict(os.environ, MICROPYPATH="%s:.frozen" % (path or benchutil.ROOT))
+    # Run from the rules' own folder so '' on sys.path finds those and not the sources.
+    return subprocess.run(cmd + ["-c", code], capture_output=True, text=True, timeout=600, check=False, env=env,
+                          cwd=str(path or benchutil.ROOT))
 
 
-def smallest_heap(code):
+def smallest_heap(code, path=None):
     """The smallest -X heapsize (to 256 bytes) with which code runs to the end under MicroPython."""
     lo, hi = 2048, 1 << 20
-    if micropython(code, hi).returncode != 0:
+    if micropython(code, hi, path).returncode != 0:
         return None
     while hi - lo > 256:
         mid = (lo + hi) // 2
-        if micropython(code, mid).returncode == 0:
+        if micropython(code, mid, path).returncode == 0:
             hi = mid
         else:
             lo = mid
     return hi
+
+
+def compiled_rules(where):
+    """shared_rules compiled to .mpy under where (as a board would hold them); None without mpy-cross."""
+    cross = shutil.which("mpy-cross") or str(pathlib.Path(MICROPYTHON).parent / "mpy-cross")
+    if not os.path.exists(cross):
+        return None
+    out = pathlib.Path(where) / "shared_rules"
+    out.mkdir()
+    for name in ("__init__", "engine", "ringo", "ringo_opponent"):
+        src = benchutil.ROOT / "shared_rules" / (name + ".py")
+        subprocess.run([cross, "-o", str(out / (name + ".mpy")), str(src)], check=True)
+    return where
 
 
 def positions(n):
@@ -177,11 +195,16 @@ def main():
         print("         MicroPython/CPython speed: %.2f" % (rules_rate / ours), flush=True)
     else:
         print("micropython playouts failed: %s" % (out.stdout + out.stderr)[-500:], flush=True)
-    heap = smallest_heap(MP_ONE_GAME % MP_GAME_BODY)
-    base_heap = smallest_heap(MP_ONE_GAME % "")
-    if heap and base_heap:
-        print("peak heap of one game (MicroPython, rules from source): %s bytes  (engine import alone %s, "
-              "ratio %.1f)" % (f"{heap:,}", f"{base_heap:,}", heap / base_heap), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, path in (("rules from source", None), ("rules as .mpy", compiled_rules(tmp))):
+            if label.endswith(".mpy") and path is None:
+                print("mpy-cross not found: .mpy heap skipped", flush=True)
+                continue
+            heap = smallest_heap(MP_ONE_GAME % MP_GAME_BODY, path)
+            base_heap = smallest_heap(MP_ONE_GAME % "", path)
+            if heap and base_heap:
+                print("peak heap of one game (MicroPython, %s): %s bytes  (engine import alone %s, ratio %.1f)" % (
+                    label, f"{heap:,}", f"{base_heap:,}", heap / base_heap), flush=True)
     out = micropython(MP_OPPONENT % POSITIONS)
     if out.returncode == 0:
         ms = [float(x) for x in out.stdout.split()]

@@ -86,7 +86,7 @@ def sensor_events(m, inp, rng):
     st = m.state
     frm, to = ringo.INDEX[inp["from"]], ringo.INDEX[inp["to"]]
     for mv in ringo.gen_moves(st["board"], st["castle"], st["turn"], m.options):
-        if mv[0] == frm and mv[1] == to:
+        if ringo.unpack(mv)[:2] == (frm, to):
             break
     off, extra, dc = ringo._expect(mv)
     steps = [("cell", ringo.NAMES[c], False) for c in off]
