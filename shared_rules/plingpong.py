@@ -319,6 +319,8 @@ def _on_ball(state, name, fx):
         raise Illegal("a ball in %s after the last shot of the %s: take it out, then score"
                       % (name, _pass_name(state)))
     tray, i = _parse_cup(state, name)
+    if tray != BLACK:
+        name = _pos(tray, i)  # "red.03" and "red.3" are one cup
     if tray != BLACK and state["cups"][tray][i] is None:
         raise Illegal("there is no cup on %s (it was removed), so no ball can land there" % name)
     p = state["order"][state["shot"]]

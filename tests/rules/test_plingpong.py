@@ -170,7 +170,7 @@ def test_a_shot_out_of_turn_is_refused_and_the_game_unchanged():
 
 
 def test_odd_cups_are_removed_even_and_empty_cups_stay():
-    landed = ["red.1", "red.2", "red.2", "yellow.5", "yellow.5", "yellow.5", None, "blue.6"]
+    landed = ["red.1", "red.2", "red.02", "yellow.5", "yellow.5", "yellow.5", None, "blue.6"]
     m = play(PP, shootoff("p1") + shots(FIRST, landed))
     assert m.view()["trays"]["yellow"][4]["balls"] == 3
     fx = m.apply(score("p1"))
