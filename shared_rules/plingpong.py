@@ -123,6 +123,18 @@ def cup_text(state, tray, i):
 # ---------------------------------------------------------------- set-up
 
 
+def table(options=None):
+    """Every cup a beam watches, in LED order: the trays in play clockwise, spaces 1..6 each, then the Black Cup.
+
+    For the bridge's sensor map and LED strip; [{"cup": "green.1", "tray": "green", "space": 1}, ...].
+    """
+    opts = options or {}
+    trays = [t for t in TRAYS if opts.get("players", 4) != 3 or t != opts.get("removed", "blue")]
+    out = [{"cup": _pos(t, i), "tray": t, "space": i + 1} for t in trays for i in range(SPACES)]
+    out.append({"cup": BLACK, "tray": None, "space": None})
+    return out
+
+
 def setup(options, seed):
     n = options["players"]
     trays = list(TRAYS)

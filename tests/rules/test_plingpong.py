@@ -93,6 +93,15 @@ def test_four_trays_of_six_cups_round_the_black_cup():
     assert "'red.7'" in str(e)
 
 
+def test_the_table_lists_every_cup_a_beam_watches_for_the_sensor_map():
+    cups = [c["cup"] for c in PP.table()]
+    assert len(cups) == 25 and cups[0] == "green.1" and cups[6] == "red.1" and cups[-1] == "black"
+    three = [c["cup"] for c in PP.table({"players": 3, "removed": "red"})]
+    assert len(three) == 19 and "red.1" not in three and three[6] == "yellow.1"
+    m = play(PP, [])
+    assert sorted(inp["cup"] for inp in m.legal() if inp["t"] == "ball") == sorted(cups)
+
+
 # ---------------------------------------------------------------- getting started
 
 
