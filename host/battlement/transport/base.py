@@ -89,7 +89,12 @@ class Transport:
             return None
 
     async def send(self, cmd) -> int:
-        """Send Led/Config/Ping to its board; returns the msgid the board's ack/error will carry."""
+        """Send Led/Config/Ping to its board; returns the msgid the board's ack/error will carry.
+
+        It never awaits: the frame is written (or queued) before the first suspension, so a
+        caller may drive the coroutine by hand to send within the current loop turn.
+        Raises NoRoute (board never said hello) or BadCommand (value the wire cannot carry).
+        """
         if not isinstance(cmd, (Led, Config, Ping)):
             raise BadCommand("cannot send %r: commands are Led, Config or Ping" % (cmd,))
         self._msgid = self._msgid % 999_999_999 + 1
