@@ -2,8 +2,9 @@
 
 import asyncio
 
+import pytest
 from battlement import wire
-from battlement.messages import Event
+from battlement.messages import Event, Led
 from battlement.transport.base import Transport
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,3 +62,11 @@ def test_any_stream_of_frames_is_handled_without_raising(lines):
         await t.stop()
 
     asyncio.run(main())
+
+
+def test_send_finishes_without_awaiting_so_a_command_leaves_in_the_same_loop_turn():
+    t = Recorder()
+    coro = t.send(Led("tower-1", "ring", "solid", 0x00FF00))
+    with pytest.raises(StopIteration) as done:
+        coro.send(None)
+    assert done.value.value == 1 and t.written == [wire.encode("led", ("tower-1", 1, "ring", "solid", 0x00FF00, 0))]
