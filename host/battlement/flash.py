@@ -1,9 +1,9 @@
 """`battlement flash`: put the firmware, the board's config and its pin map on a board with mpremote.
 
-    battlement flash --board pico-w --port /dev/ttyACM0 --id pong-a
+    battlement flash --board pico-w --port /dev/ttyACM0 --id red-kingdom
     battlement flash --board esp32-s3-devkitc-1 --port /dev/ttyUSB0 --id plingpong-1 \\
         --wifi-ssid castle --wifi-password ... --mqtt mqtt://192.168.1.10 --table hall-1
-    make flash BOARD=pico-w PORT=/dev/ttyACM0 ID=pong-a DRYRUN=1
+    make flash BOARD=pico-w PORT=/dev/ttyACM0 ID=red-kingdom DRYRUN=1
 
 Steps: check the pin map (hardware/boards/<id>.json unless --map), compile every
 module with mpy-cross for the board's CPU, write config.json, then one mpremote
@@ -45,7 +45,7 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
         )
     if not args.id or not hardware.ID_RE.match(args.id):
         raise UserError(
-            "--id (ID=) %r must be the board id, 1-32 of a-z, 0-9 and '-', e.g. pong-a" % (args.id or "")
+            "--id (ID=) %r must be the board id, 1-32 of a-z, 0-9 and '-', e.g. red-kingdom" % (args.id or "")
         )
     path = pathlib.Path(args.map) if args.map else hardware.BOARDS / ("%s.json" % args.id)
     if not path.is_file():
@@ -165,7 +165,7 @@ def register(subparsers) -> None:
         default="",
         help="the board's serial port, e.g. /dev/ttyACM0 (list them with `mpremote devs`)",
     )
-    p.add_argument("--id", default="", help="board id, e.g. pong-a; its pin map is hardware/boards/<id>.json")
+    p.add_argument("--id", default="", help="board id, e.g. red-kingdom; its pin map is hardware/boards/<id>.json")
     p.add_argument("--map", help="pin map file to use instead of hardware/boards/<id>.json")
     p.add_argument(
         "--dry-run", action="store_true", help="print every command and the config, change nothing"

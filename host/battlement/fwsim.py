@@ -17,7 +17,7 @@ firmware talks to the host over its real link:
 
 sensors: {id: kind} (pins assigned from the profile in sorted id order) or a
 list of pin-map entries ({"id", "kind", "pin", "lower", "mux", "channel", ...}),
-or pass a whole pin map with `pinmap=` (e.g. hardware/boards/pong-a.json).
+or pass a whole pin map with `pinmap=` (e.g. hardware/boards/red-kingdom.json).
 A beam with "two": true gets a lower beam (mouth + lower, bounce-outs not counted).
 
 Methods: start()/stop() (or use as a context manager), pulse(sensor, width_us),

@@ -350,7 +350,7 @@ def register(subparsers) -> None:
         description="Check pin maps: every pin exists on the board, is not wired to flash, USB or a strapping "
         "function, is used once; sensors, muxes, LED strip and thresholds are sane. Exit status 2 if not.",
     )
-    c.add_argument("files", nargs="+", metavar="FILE", help="pin map JSON, e.g. hardware/boards/pong-a.json")
+    c.add_argument("files", nargs="+", metavar="FILE", help="pin map JSON, e.g. hardware/boards/red-kingdom.json")
     c.set_defaults(func=_cmd_check)
     pr = sub.add_parser("profiles", help="list board profiles with their usable and forbidden pins")
     pr.set_defaults(func=_cmd_profiles)

@@ -34,7 +34,7 @@ async def _next(t, kind, timeout=10):
             return m
 
 
-@pytest.mark.parametrize("pinmap", ["pong-a", "ringo-a"])
+@pytest.mark.parametrize("pinmap", ["red-kingdom", "ringo-a"])
 def test_compiled_firmware_runs_a_full_board_in_a_small_heap(pty_pair, pinmap):
     async def main():
         t = SerialTransport([pty_pair.a])
@@ -49,7 +49,7 @@ def test_compiled_firmware_runs_a_full_board_in_a_small_heap(pty_pair, pinmap):
         try:
             fw.start()
             hello = await _next(t, Hello)
-            group = "kingdom" if pinmap == "pong-a" else "cells"
+            group = "kingdom" if pinmap == "red-kingdom" else "cells"
             await t.send(Led(pinmap, group, "chase", 0xFF0000, 400))
             assert (await _next(t, Reply)).ok
             want = 0

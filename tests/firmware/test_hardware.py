@@ -198,15 +198,15 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--board", "pico-w", "--id", "pong-a"], "--port (PORT=) is missing"),
-        (["--port", "/dev/ttyACM0", "--id", "pong-a"], "--board (BOARD=) is missing"),
+        (["--board", "pico-w", "--id", "red-kingdom"], "--port (PORT=) is missing"),
+        (["--port", "/dev/ttyACM0", "--id", "red-kingdom"], "--board (BOARD=) is missing"),
         (["--board", "pico-w", "--port", "/dev/ttyACM0", "--id", "moat-9"], "no pin map for board moat-9"),
         (
-            ["--board", "esp32-s3-devkitc-1", "--port", "/dev/ttyACM0", "--id", "pong-a"],
+            ["--board", "esp32-s3-devkitc-1", "--port", "/dev/ttyACM0", "--id", "red-kingdom"],
             "is a pin map for pico-w, but --board is esp32-s3-devkitc-1",
         ),
         (
-            ["--board", "pico-w", "--port", "/dev/ttyACM0", "--id", "pong-a", "--mqtt", "mqtt://h"],
+            ["--board", "pico-w", "--port", "/dev/ttyACM0", "--id", "red-kingdom", "--mqtt", "mqtt://h"],
             "--mqtt needs --table",
         ),
         (
