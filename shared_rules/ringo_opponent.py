@@ -58,6 +58,14 @@ def _moves(board, castle, side, opts):
     return _ordered(moves)
 
 
+def _after(board, castle, side, quiet, mv):
+    """(board, castle, quiet turns) after side plays mv (or passes)."""
+    if mv == _PASS:
+        return board, castle, quiet + 1
+    nb, nc = do_move(board, castle, mv)
+    return nb, nc, 0 if _progress(side, mv) else quiet + 1
+
+
 def _search(board, castle, side, opts, quiet, depth, alpha, beta, ply, counter):
     counter[0] += 1
     w = result(board, castle, side, opts, quiet)
@@ -71,11 +79,7 @@ def _search(board, castle, side, opts, quiet, depth, alpha, beta, ply, counter):
         return e if side == ATT else -e
     best = -WIN - 1
     for mv in _moves(board, castle, side, opts):
-        if mv == _PASS:
-            nb, nc, q = board, castle, quiet + 1
-        else:
-            nb, nc = do_move(board, castle, mv)
-            q = 0 if _progress(side, mv) else quiet + 1
+        nb, nc, q = _after(board, castle, side, quiet, mv)
         score = -_search(nb, nc, OTHER[side], opts, q, depth - 1, -beta, -alpha, ply + 1, counter)
         if score > best:
             best = score
@@ -93,11 +97,7 @@ def choose(board, castle, side, opts, quiet=0, strength=DEFAULT_STRENGTH, counte
     best_mv, best = None, -WIN - 2
     alpha, beta = -WIN - 1, WIN + 1
     for mv in _moves(board, castle, side, opts):
-        if mv == _PASS:
-            nb, nc, q = board, castle, quiet + 1
-        else:
-            nb, nc = do_move(board, castle, mv)
-            q = 0 if _progress(side, mv) else quiet + 1
+        nb, nc, q = _after(board, castle, side, quiet, mv)
         score = -_search(nb, nc, OTHER[side], opts, q, strength - 1, -beta, -alpha, 1, counter)
         if score > best:
             best_mv, best = mv, score

@@ -4,20 +4,13 @@ Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 """
 
 from rtest import Match, Rng, dumps, load, raises, scale
+from test_ringo import at
 
 from shared_rules import ringo_opponent as opp
 
 ringo = load("ringo")
 A = "attackers"
 D = "defenders"
-
-
-def at(attackers, defenders, castle=0, turn=A, options=None):
-    m = Match(ringo, options, 0)
-    m.state["board"] = ringo.board_from(attackers, defenders)
-    m.state["castle"] = castle
-    m.state["turn"] = turn
-    return m
 
 
 def test_the_suggested_move_is_legal_and_the_state_is_untouched():
