@@ -55,22 +55,27 @@ def to_sensor(game: str, inp: dict):
 def to_sensors(game: str, state: dict, inp: dict) -> list[tuple[str, int]]:
     """The sensor changes a player's hand makes for an input: [(object, value)], [] if none.
 
-    A Ringo move is lifting the piece, removing a captured one, putting it down; every
-    sensed input is its one sensor change.
+    Every sensed input is its one sensor change. A Ringo move is found by playing it on a copy
+    of the game and comparing the public boards: lift the piece, take off what it captured, put
+    it down (or into the castle).
     """
     one = to_sensor(game, inp)
     if one is not None:
         return [one]
     if game == "ringo" and inp.get("t") == "move":
-        from shared_rules import ringo
+        import shared_rules
+        from shared_rules.engine import Illegal, clone
 
-        frm, to = ringo.INDEX.get(inp.get("from")), ringo.INDEX.get(inp.get("to"))
-        for mv in ringo.gen_moves(state["board"], state["castle"], inp.get("by"), state["options"]):
-            if mv[0] == frm and mv[1] == to:
-                steps = [(inp["from"], 0)]
-                if mv[2] >= 0:
-                    steps.append((ringo.NAMES[mv[2]], 0))
-                return steps + [(inp["to"], 1)]
+        rules = shared_rules.load(game)
+        after = clone(state)
+        try:
+            rules.apply(after, inp)
+        except Illegal:
+            return []
+        was, now = rules.view(state, None), rules.view(after, None)
+        off = sorted(c for c in was["cells"] if now["cells"].get(c) != was["cells"][c] and c != inp["from"])
+        steps = [(inp["from"], 0)] + [(c, 0) for c in off]
+        return steps + [("castle" if now["castle"] > was["castle"] else inp["to"], 1)]
     return []
 
 

@@ -124,7 +124,12 @@ def create_app(bridge) -> Starlette:
             while True:
                 await dirty.wait()
                 dirty.clear()
-                await socket.send_text(json.dumps(snapshot()))
+                try:
+                    text = json.dumps(snapshot())
+                except Exception as e:  # noqa: BLE001 -- say so on the host page rather than go quiet
+                    bridge._note("page update for %s failed: %s: %s" % (role, type(e).__name__, e))
+                    text = json.dumps({"type": "error", "message": "the bridge could not build this page's state"})
+                await socket.send_text(text)
 
         s.listeners.append(changed)
         push = asyncio.create_task(pusher())
