@@ -28,3 +28,14 @@ def line(name, rate, raw_rate, raw_name, lat=None, raw_lat=None, unit="events/s"
         text += "   p50 %.3f ms p99 %.3f ms (raw p50 %.3f p99 %.3f, overhead p99 %+.3f ms%s)" % (
             p50, p99, r50, r99, p99 - r99, "" if p99 - r99 <= 1.0 else " OVER 1 ms TARGET")
     print(text, flush=True)
+
+
+def best_of(rounds):
+    """rounds: [(rate, latencies), ...] of one path -> (best rate, latencies of the round with the lowest p99).
+
+    The paths are measured in alternating rounds, so a burst of load from other
+    processes on the machine does not land on one side of the comparison only.
+    """
+    rate = max(r for r, _ in rounds)
+    lat = min((lat for _, lat in rounds), key=lambda s: pct(s, 0.99))
+    return rate, lat
