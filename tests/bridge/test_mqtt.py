@@ -1,0 +1,66 @@
+"""MQTT and several tables: one bridge, one real Mosquitto, two Ringo tables each with its own session;
+sensed events and LED commands travel as MQTT messages between the virtual boards and the bridge."""
+
+import asyncio
+
+from battlement import tables
+from battlement.bridge import Bridge
+from battlement.effects import SIDE_RGB
+
+from .conftest import until
+
+ATT = SIDE_RGB["attackers"]
+
+
+def ringo_table(tid):
+    path = tables.default_path("ringo")
+    with open(path) as f:
+        return tables.parse(f.read().replace('table = "ringo"', 'table = "%s"' % tid), path)
+
+
+def test_two_tables_on_one_broker_play_separate_games(mosquitto, tmp_path):
+    async def go():
+        b = Bridge([ringo_table("mq-hall-1"), ringo_table("mq-hall-2")], str(tmp_path / "j.sqlite"),
+                   mqtt=mosquitto.url, simulate=True)
+        await b.start()
+        try:
+            one, two = b.sims["mq-hall-1"], b.sims["mq-hall-2"]
+            for sim in (one, two):
+                await until(lambda sim=sim: all(sim.led_of(o) for o in sim.tmap.objects), what="lights over MQTT")
+            one.press("b5", 0)
+            one.press("b4", 1)
+            two.press("f5", 0)
+            two.press("f4", 1)
+            s1, s2 = b.sessions["mq-hall-1"], b.sessions["mq-hall-2"]
+            await until(lambda: s1.match.view()["cells"].get("b4") and s2.match.view()["cells"].get("f4"),
+                        what="a move on each table")
+            assert "f4" not in s1.match.view()["cells"] and "b4" not in s2.match.view()["cells"]
+            await until(lambda: one.led_of("b4") == ("solid", ATT, 0) and two.led_of("f4") == ("solid", ATT, 0),
+                        what="each table lit by its own session")
+            assert one.led_of("f4")[0] == "off" and two.led_of("b4")[0] == "off"
+            assert b.counters["unknown-table"] == 0
+        finally:
+            await b.stop()
+    asyncio.run(go())
+
+
+def test_a_board_of_a_table_not_served_is_counted_not_fatal(mosquitto, tmp_path):
+    async def go():
+        from battlement.sim import Simulator
+
+        b = Bridge([ringo_table("mq-hall-3")], str(tmp_path / "j.sqlite"), mqtt=mosquitto.url, simulate=True)
+        await b.start()
+        stranger = Simulator(ringo_table("mq-elsewhere"), mosquitto.url)
+        stranger.start()
+        try:
+            await until(lambda: b.counters["unknown-table"] > 0, what="the stranger noticed")
+            assert any("belongs to no table" in n for n in b.notes)
+            sim = b.sims["mq-hall-3"]
+            await until(lambda: all(sim.led_of(o) for o in sim.tmap.objects), what="own table lit")
+            sim.press("c5", 0)
+            sim.press("c4", 1)
+            await until(lambda: b.sessions["mq-hall-3"].match.view()["cells"].get("c4"), what="play goes on")
+        finally:
+            stranger.close()
+            await b.stop()
+    asyncio.run(go())
