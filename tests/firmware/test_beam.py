@@ -113,3 +113,23 @@ def test_host_can_raise_the_minimum_pulse(fw_code):
     r = run_scenario(fw_code, CONFIG, ops)
     assert r.of("ack") == [("t-1", 5)]
     assert [e[7] for e in r.events("cup-1")] == [2500]
+
+
+def test_simulated_irqs_run_with_the_heap_locked(fw_code, tmp_path):
+    # The fake pins call IRQ handlers under micropython.heap_lock(), as a hard IRQ on rp2
+    # requires; a handler that allocates fails loudly, so the scenarios above prove ours do not.
+    from fwtest import run_mp
+
+    script = tmp_path / "alloc.py"
+    script.write_text(
+        "import machine\n"
+        "p = machine.Pin(3, machine.Pin.IN, machine.Pin.PULL_UP)\n"
+        "log = []\n"
+        "p.irq(handler=lambda pin: log.append([pin.value()]), trigger=3)\n"
+        "try:\n"
+        "    p.drive(0)\n"
+        "except MemoryError:\n"
+        "    print('allocation refused')\n"
+    )
+    r = run_mp(fw_code, script)
+    assert r.stdout.strip() == "allocation refused"

@@ -110,8 +110,10 @@ def test_mqtt_broker_restart_loses_and_duplicates_nothing(mosquitto_fresh):
             for i in range(30, 60):
                 fw.drop_ball("cup-%d" % (i % 3 + 1), width_ms=5 + i)
             fw.sync()
-            await asyncio.sleep(0.5)
+            # The status pixel blinks red while the broker is away.
+            fw.wait_pixels(lambda px: px[0] == (0x40, 0, 0), timeout=10)
             broker.start()
+            fw.wait_pixels(lambda px: px[0] == (0, 0x20, 0), timeout=15)
             seen += await events(t, 30, timeout=30)
             # Whatever the board resends after reconnecting is dropped by the host, not applied twice.
             await asyncio.sleep(1.5)
@@ -125,6 +127,14 @@ def test_mqtt_broker_restart_loses_and_duplicates_nothing(mosquitto_fresh):
             assert reply.ok and reply.msgid == msgid
             fw.wait_pixels(lambda px: px[1] == (0, 255, 0))
             fw.wait_pixels(lambda px: px[1] == (0, 0, 0))
+            assert t.online["plingpong-1"] is True
+            # The board dies without a goodbye: the broker publishes its last will.
+            fw.proc.kill()
+            for _ in range(100):
+                if t.online["plingpong-1"] is False:
+                    break
+                await asyncio.sleep(0.1)
+            assert t.online["plingpong-1"] is False
         finally:
             fw.stop()
             await t.stop()
