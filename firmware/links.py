@@ -39,9 +39,7 @@ class SerialLink:
             f = open(self.path, "r+b")  # noqa: ASYNC230, SIM115 - once at start, open for the board's life
             rx = tx = f
         else:
-            import micropython
-
-            micropython.kbd_intr(-1)  # frames are ASCII, but keep Ctrl-C in a payload from stopping us
+            # Ctrl-C stays enabled: frames never contain it, and mpremote needs it to reflash the board.
             rx = sys.stdin.buffer
             tx = sys.stdout.buffer
         self._state("waiting")
@@ -134,19 +132,25 @@ class MqttLink:
             app.hello()
             app.rewind()
             ka = self.keepalive * 1000
+            pinged = time.ticks_ms()
             while not self.dead:
                 try:
-                    await asyncio.wait_for_ms(app.wake.wait(), ka // 2)
+                    await asyncio.wait_for_ms(app.wake.wait(), 1000)
                 except asyncio.TimeoutError:  # noqa: UP041 - MicroPython has no builtin TimeoutError
-                    if time.ticks_diff(time.ticks_ms(), self.last_rx) > ka * 3 // 2:
-                        break  # broker silent for too long: start over
-                    if self.wlan is not None and not self.wlan.isconnected():
-                        break
-                    await c.ping()
-                    continue
-                app.wake.clear()
-                for frame, is_event in app.take():
-                    await c.publish(self.base + "up", frame, qos=1 if is_event else 0)
+                    pass
+                now = time.ticks_ms()
+                # A half-open connection (Wi-Fi gone without a FIN) only shows as silence.
+                if time.ticks_diff(now, self.last_rx) > ka * 3 // 2:
+                    break
+                if self.wlan is not None and not self.wlan.isconnected():
+                    break
+                if time.ticks_diff(now, pinged) >= ka // 2:
+                    pinged = now
+                    await c.ping()  # the PINGRESP refreshes last_rx
+                if app.wake.is_set():
+                    app.wake.clear()
+                    for frame, is_event in app.take():
+                        await c.publish(self.base + "up", frame, qos=1 if is_event else 0)
             task.cancel()
         finally:
             c.close()
