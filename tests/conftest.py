@@ -17,15 +17,22 @@ from support.procs import MICROPYTHON, Broker, PtyPair
 
 
 @pytest.fixture(scope="session")
-def mosquitto(tmp_path_factory):
-    """A private broker for this worker: .host .port .url, .restart() .stop() .start().
-
-    Shared by the worker's tests: use distinct table ids per test, and use
-    `mosquitto_fresh` if the test stops or restarts the broker.
-    """
+def _worker_broker(tmp_path_factory):
     broker = Broker(tmp_path_factory.mktemp("mosquitto")).start()
     yield broker
     broker.close()
+
+
+@pytest.fixture
+def mosquitto(_worker_broker):
+    """A private broker for this worker: .host .port .url, .restart() .stop() .start().
+
+    Shared by the worker's tests: use distinct table ids per test, and use
+    `mosquitto_fresh` if the test stops or restarts the broker. (If an earlier
+    test left it stopped, it is started again here.) For a broker in a
+    module- or session-scoped fixture, use support.procs.Broker directly.
+    """
+    return _worker_broker.start()
 
 
 @pytest.fixture
