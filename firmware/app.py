@@ -93,7 +93,7 @@ class App:
             pins = [spec["pin"], spec["lower"]] if two else [spec["pin"]]
             for det, pin in zip(beam.channels(), pins):
                 self.channels.append(det)  # registered before its IRQ can fire
-                EdgePin(self.ring, len(self.channels) - 1, pin, pull)
+                det.read = EdgePin(self.ring, len(self.channels) - 1, pin, pull).value
             self.sensors.append(beam)
             self.by_id[sid] = beam
             return

@@ -100,6 +100,7 @@ class Beam:
     """Pulse detector for one IR break-beam; on_ball(start_t, width_us) for each counted ball."""
 
     def __init__(self, active, min_pulse_us, lockout_us, on_ball):
+        self.read = None  # the pin's current level, to recover from a lost edge
         self.active = active
         self.min_pulse_us = min_pulse_us
         self.lockout_us = lockout_us
@@ -134,6 +135,12 @@ class Beam:
         # Forget an old lockout before the 2**30 us clock wraps around onto it.
         if self.until >= 0 and hal.diff(now, self.until) >= 0:
             self.until = -1
+        # An edge lost (full ring, late soft IRQ) would leave the beam "broken" for good, or
+        # miss a break in progress: line the state up with the pin again.
+        if self.read is not None:
+            lv = self.read()
+            if (lv == self.active) != (self.start >= 0):
+                self.edge(lv, now)
 
 
 class Sensor:

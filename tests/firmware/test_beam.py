@@ -133,3 +133,21 @@ def test_simulated_irqs_run_with_the_heap_locked(fw_code, tmp_path):
     )
     r = run_mp(fw_code, script)
     assert r.stdout.strip() == "allocation refused"
+
+
+def test_lost_edges_from_a_full_ring_do_not_jam_the_beam(fw_code):
+    # 40 balls arrive while the sensing task is stalled; the 32-slot ring keeps what fits
+    # and counts the rest as dropped. The beam must not stay "broken": later balls count.
+    ops = ["freeze"]
+    for _ in range(40):
+        ops += pulse(2, 5000, 8000)
+    ops += ["set 2 0", "adv 5000", "sense"]  # the ring overflowed during this break
+    ops += ["set 2 1", "adv 8000", "sense", "flush"]
+    for _ in range(5):
+        ops += pulse(2, 5000, 8000) + ["sense"]
+    ops.append("flush")
+    r = run_scenario(fw_code, dict(CONFIG, ring=32), ops)
+    assert r.stats["ring_dropped"] > 0
+    widths = [e[7] for e in r.events("cup-1")]
+    assert widths[-5:] == [5000] * 5
+    assert len(widths) == 15 + 1 + 5  # 15 pulses fit the ring; a long merged break; 5 after
