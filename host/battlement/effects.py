@@ -78,26 +78,31 @@ class Effects:
 
     def lighting(self, game: str, view: dict) -> list[Led]:
         """Every mapped LED set from the public view (objects the view does not light go dark)."""
-        lit: dict[str, int] = {}
+        lit: dict[str, tuple[str, int, int]] = {}
         if game == "ringo":
             for cell, side in (view.get("cells") or {}).items():
-                lit[cell] = SIDE_RGB.get(side, WHITE)
+                lit[cell] = ("solid", SIDE_RGB.get(side, WHITE), 0)
             if view.get("castle"):
-                lit["castle"] = SIDE_RGB["attackers"]
+                lit["castle"] = ("solid", SIDE_RGB["attackers"], 0)
         elif game == "battleground":
             down = set(view.get("down") or [])
             for name in self.tmap.objects:
                 if name not in down:
-                    lit[name] = SIDE_RGB.get(name.split(".")[0], WHITE)
+                    lit[name] = ("solid", SIDE_RGB.get(name.split(".")[0], WHITE), 0)
         elif game == "medieval-pong":
-            # standing towers glow in their side's colour; a destroyed one (in the box) goes dark
+            # a standing tower glows in its side's colour; a destroyed one goes dark, or warns
+            # in gold while the crown it held lies exposed
             for side, sv in (view.get("sides") or {}).items():
                 for t, tv in (sv.get("towers") or {}).items():
-                    if tv.get("status") != "box":
-                        lit["%s.%s" % (side, t)] = SIDE_RGB.get(side, WHITE)
+                    if tv.get("was") is not None or tv.get("status") == "box":
+                        if tv.get("crown"):
+                            lit["%s.%s" % (side, t)] = ("blink", GOLD, 500)
+                    else:
+                        lit["%s.%s" % (side, t)] = ("solid", SIDE_RGB.get(side, WHITE), 0)
         out = []
         for name in sorted(self.tmap.objects):
-            led = self._led(name, "solid" if name in lit else "off", lit.get(name, 0), 0)
+            pattern, rgb, period = lit.get(name, ("off", 0, 0))
+            led = self._led(name, pattern, rgb, period)
             if led:
                 out.append(led)
         return out
