@@ -711,7 +711,11 @@ def on_destroy(state, inp, fx):
     x = _towers(state, s)[t]
     if h.get("forced"):
         _capture(state, fx, s, t)
-        if not state["over"]:
+        if state["over"]:
+            return
+        if h["why"] == "ninja":  # nothing queued after a touch: the touched side plays
+            _set_steps(state, fx, [_turn(s, state)])
+        else:
             _next(state, fx)
         return
     if x["st"] in ("roof", "guard"):

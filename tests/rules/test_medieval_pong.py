@@ -531,3 +531,30 @@ def test_a_roof_tipping_while_it_was_the_last_thing_to_destroy_leaves_only_crown
     fx = go(m, {"t": "tilt", "side": "blue", "tower": "B1"})
     assert "Blue has no other choice than to destroy one of its own crowns!" in says(fx)
     assert m.over and m.state["winner"] == "red"
+
+
+def test_two_sets_a_forced_crown_loss_counts_one_crown_and_play_goes_on():
+    names = sorted(PONG.tower_names(2))
+    hand = sorted(PONG.NOBLES + PONG.NOBLES + PONG.BASE + PONG.ALTERNATIVE)
+    lay = {}
+    for t, c in zip(names, hand):
+        lay[t] = c
+    m = start({"sets": 2}, red=lay, blue=lay)
+    ninja = names[hand.index("ninja")]
+    go(m, ball("blue", ninja), {"t": "touch", "by": "blue"})
+    assert step(m)["k"] == "destroy" and m.awaiting() == ["red"]
+    reds = m.state["sides"]["red"]["towers"]
+    for t in names:  # leave red only its Dragons and bare crowns
+        if lay[t] in ("princess", "king"):
+            reds[t]["ch"] = None
+        elif lay[t] != "dragon":
+            reds[t]["st"] = "box"
+    m.state["steps"] = [{"k": "destroy", "by": "red", "why": "ninja"}]
+    crowns = [t for t in names if lay[t] in ("princess", "king")]
+    # Entering the step again (as the engine does) finds only crowns: red must give one up.
+    fx = []
+    PONG._enter(m.state, fx)
+    assert m.state["steps"][0].get("forced") and prompts(fx)[0]["choices"] == crowns
+    fx = go(m, {"t": "destroy", "by": "red", "tower": crowns[0]})
+    assert not m.over and m.state["captured"]["blue"] == 1 and m.awaiting() == ["red"]
+    assert step(m)["k"] == "throw"
