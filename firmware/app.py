@@ -305,7 +305,7 @@ class App:
             await asyncio.sleep_ms(1)
 
     async def run(self):
-        wdt = machine.WDT(timeout=self.opt["wdt_ms"])
+        wdt = machine.WDT(timeout=self.opt["wdt_ms"]) if self.opt["wdt_ms"] else _NoWatchdog()
         if self.cfg.get("transport", "serial") == "mqtt":
             from links import MqttLink
 
@@ -317,6 +317,13 @@ class App:
         self.strip.render(time.ticks_ms())
         asyncio.create_task(self._sensing(wdt))
         await self.link.run()
+
+
+class _NoWatchdog:
+    """wdt_ms 0: no watchdog (on rp2 and esp32 a started watchdog cannot be stopped, not even by mpremote)."""
+
+    def feed(self):
+        pass
 
 
 def load_config(path="config.json"):

@@ -61,6 +61,8 @@ class Strip:
                 idx = parse_range(idx, count)
             self.groups[name] = [i for i in (idx or ()) if 0 <= i < count]
         self.link = None
+        self.dirty = True  # a command changed something since the last render
+        self.moving = False  # some pixel blinks, pulses or chases: render every frame
 
     def target(self, name):
         """Pixel indexes for a target name, or None if the board has no such target."""
@@ -86,6 +88,12 @@ class Strip:
             self.start[i] = now_ms
             self.pos[i] = k & 255
             self.span[i] = span & 255
+        self.dirty = True
+        self.moving = False
+        for i in range(self.n):
+            if self.pat[i] > SOLID:
+                self.moving = True
+                break
 
     def show_link(self, state, now_ms):
         if self.status >= 0 and state != self.link:
@@ -119,6 +127,9 @@ class Strip:
 
     def render(self, now_ms):
         """Recompute every pixel; write the strip if anything changed. Returns True if written."""
+        if not (self.dirty or self.moving):
+            return False  # nothing animates and nothing changed: spare the CPU
+        self.dirty = False
         changed = False
         for i in range(self.n):
             c = self.colour(i, now_ms)
@@ -130,9 +141,3 @@ class Strip:
         if changed and self.np is not None:
             self.np.write()
         return changed
-
-    def animated(self):
-        for i in range(self.n):
-            if self.pat[i] > SOLID:
-                return True
-        return False

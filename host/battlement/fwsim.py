@@ -125,6 +125,8 @@ class FirmwareProcess:
         m = dict(m)
         m["board"] = board_id
         m.update(settings or {})
+        # The simulated machine reads its control socket when the firmware feeds the watchdog.
+        m["wdt_ms"] = m.get("wdt_ms") or 8000
         problems = hardware.check(m, "simulated board %s" % board_id)
         if problems:
             raise UserError("; ".join(problems))
