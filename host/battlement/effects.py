@@ -19,6 +19,7 @@ SIDE_RGB = {
     "red": 0xFF0000, "blue": 0x0040FF,
     "attackers": 0xFF5000, "defenders": 0x0060FF,
     "orcs": 0x20C000, "knights": 0xC0C0FF,
+    "green": 0x00C000, "yellow": 0xFFC000, "black": 0x8000FF,
 }
 WHITE, GREEN, AMBER, RED, GOLD = 0xFFFFFF, 0x00FF40, 0xFFA000, 0xFF0000, 0xFFD000
 
@@ -34,7 +35,7 @@ CUE_LIGHTS = {
     "tower.destroyed": [("tower", "off", 0, 0)],
     "crown.exposed": [("tower", "blink", GOLD, 500)],
     "fell": [("piece", "blink", RED, 300)],
-    "cup.add": [("cup", "pulse", GREEN, 800)],
+    "cup.add": [("cup", "pulse", "colour", 800)],  # "add a cup here", in the cup's colour
 }
 
 
@@ -69,7 +70,10 @@ class Effects:
         if rules is None:
             return out
         for field, pattern, colour, period in rules:
-            rgb = SIDE_RGB.get(cue.get("side", ""), WHITE) if colour == "side" else colour
+            if colour in ("side", "colour"):
+                rgb = SIDE_RGB.get(cue.get(colour, ""), WHITE)
+            else:
+                rgb = colour
             for name in _names(cue.get(field)):
                 led = self._led(self._object(cue, field, name), pattern, int(rgb), period)
                 if led:
@@ -89,6 +93,13 @@ class Effects:
             for name in self.tmap.objects:
                 if name not in down:
                     lit[name] = ("solid", SIDE_RGB.get(name.split(".")[0], WHITE), 0)
+        elif game == "plingpong":
+            # every space that holds a cup shows the cup's colour; the Black Cup is always lit
+            for row in (view.get("trays") or {}).values():
+                for space in row:
+                    if space.get("height"):
+                        lit[space["cup"]] = ("solid", SIDE_RGB.get(space.get("colour"), WHITE), 0)
+            lit["black"] = ("solid", SIDE_RGB["black"], 0)
         elif game == "medieval-pong":
             # a standing tower glows in its side's colour; a destroyed one goes dark, or warns
             # in gold while the crown it held lies exposed

@@ -23,6 +23,8 @@ from battlement.tables import TableMap
 from shared_rules.engine import Illegal, Match
 
 KEEP_NOTES = 30
+# Cues after which the whole table's lighting is redrawn from the public view.
+RELIGHT = ("move", "capture", "tower.destroyed", "tower.rebuilt", "cup.removed", "rack", "round", "back")
 # Decisions only a side's own page offers: making them on the shared host screen would show the secret.
 PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
 
@@ -212,7 +214,7 @@ class Session:
                     self.send(led)
             elif e["t"] == "prompt":
                 self.prompts.append({"to": e.get("to"), "ask": e.get("ask"), "choices": e.get("choices")})
-        if any(e["t"] == "cue" and e["cue"] in ("move", "capture", "tower.destroyed", "tower.rebuilt") for e in fx):
+        if any(e["t"] == "cue" and e["cue"] in RELIGHT for e in fx):
             self._relight()
 
     def _relight(self) -> None:

@@ -53,6 +53,10 @@ def game_objects(game: str) -> dict[str, str] | None:
         from shared_rules import medieval_pong as mp
 
         return {"%s.%s" % (side, t): "beam" for side in mp.SIDES for t in mp.tower_names(2)}
+    if game == "plingpong":
+        from shared_rules import plingpong
+
+        return {c["cup"]: "beam" for c in plingpong.table({"players": 4})}
     if game == "medieval-madness":
         return {}  # pawns and dice are entered on the page
     return None
@@ -71,6 +75,10 @@ def required_objects(game: str, options: dict | None = None) -> list[str]:
 
         state = bg.setup(complete_options(bg, {}), 0)
         return sorted(p for side in bg.SIDES for p in bg.tilt_pieces(state, side))
+    if game == "plingpong":
+        from shared_rules import plingpong
+
+        return sorted(c["cup"] for c in plingpong.table(options or {}))
     return sorted(game_objects(game) or {})
 
 

@@ -87,3 +87,68 @@ def test_a_scripted_medieval_pong_game_through_real_firmware(tmp_path):
             for p in pairs:
                 p.close()
     asyncio.run(go())
+
+
+def pingpong_choice(s):
+    """Player 1 lands one ball in each of player 2's cups in turn (odd counts take cups off); player 2 misses."""
+    v = s.match.view()
+    legal = s.match.legal()
+    score = [i for i in legal if i["t"] == "score"]
+    if score:
+        return score[0]
+    if v["shooter"] == "p1" and v["phase"] == "shootoff":
+        return {"t": "ball", "cup": "green.1"}  # into one's own colour wins the shoot-off
+    if v["shooter"] == "p1":
+        hit = {shot["cup"] for shot in v["shots"]}
+        for tray in ("yellow", "blue"):
+            for space in v["trays"][tray]:
+                if space["height"] and space["cup"] not in hit:
+                    return {"t": "ball", "cup": space["cup"]}
+    return next(i for i in legal if i["t"] == "miss")
+
+
+def test_a_scripted_plingpong_game_through_real_firmware_over_mqtt(mosquitto, tmp_path):
+    from battlement import tables
+
+    path = tables.default_path("plingpong")
+    with open(path) as f:
+        tmap = tables.parse(f.read().replace('table = "plingpong"', 'table = "pp-e2e"'), path)
+
+    async def go():
+        fws = {}
+        b = Bridge([tmap], str(tmp_path / "j.sqlite"), mqtt=mosquitto.url)
+        try:
+            await b.start()
+            for board in ("plingpong-1", "plingpong-2"):
+                kit = ROOT / "hardware" / "boards" / (board + ".json")
+                fws[board] = FirmwareProcess(board, pinmap=str(kit), transport="mqtt", mqtt_url=mosquitto.url,
+                                             table="pp-e2e").start()
+            s = b.sessions["pp-e2e"]
+            await until(lambda: len(b.transports[0].boards) == 2, timeout=20, what="both boards' hello")
+            s.new_game("plingpong", {"players": 2}, seed=1)
+            right = fws["plingpong-2"]  # yellow cups are its pixels 1-6, blue 7-12
+            await until(lambda: right.pixels()[1] == (0xFF, 0xC0, 0x00), timeout=20, what="yellow cup 1 lit")
+            rounds_seen = set()
+            for _ in range(60):
+                if s.match.over:
+                    break
+                inp = pingpong_choice(s)
+                if inp["t"] == "ball":
+                    o = tmap.objects[inp["cup"]]
+                    n = s.counters["inputs"]
+                    fws[o.board].drop_ball(o.sensor, width_ms=10)
+                    await until(lambda n=n: s.counters["inputs"] > n, what="the ball in " + inp["cup"])
+                else:
+                    assert s.apply(inp, "host page")["ok"]
+                if s.match.view()["round"] == 2 and 2 not in rounds_seen:
+                    rounds_seen.add(2)  # round 1 scored: yellow 1-4 came off, yellow 5 still stands
+                    await until(lambda: right.pixels()[1:5] == [(0, 0, 0)] * 4, what="yellow 1-4 dark")
+                    assert right.pixels()[5] == (0xFF, 0xC0, 0x00)
+            assert s.match.over and s.match.state["winner"] == "p1"
+            await until(lambda: set(right.pixels()[1:13]) == {(0, 0, 0)}, what="player 2's cups all dark")
+            assert s.counters["illegal"] == 0
+        finally:
+            await b.stop()
+            for fw in fws.values():
+                fw.stop()
+    asyncio.run(go())
