@@ -48,7 +48,7 @@ def clone(obj):
 _SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-_ESCAPED = {}  # the same few keys and names are escaped over and over; bounded for small boards
+_ESCAPED = {}  # type: dict  # the same few keys and names are escaped over and over; bounded for small boards
 
 
 def _esc(s):

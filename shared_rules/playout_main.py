@@ -14,10 +14,10 @@ import time
 from shared_rules import engine, load
 
 try:
-    _ticks = time.ticks_ms  # MicroPython
+    _ticks = time.ticks_ms  # type: ignore[attr-defined]  # MicroPython
 
     def _elapsed(t0):
-        return time.ticks_diff(time.ticks_ms(), t0) / 1000.0
+        return time.ticks_diff(time.ticks_ms(), t0) / 1000.0  # type: ignore[attr-defined]
 
 except AttributeError:
     _ticks = time.perf_counter
