@@ -1,9 +1,12 @@
 """What gets deployed: every module compiles with mpy-cross for both boards, and the compiled
 firmware runs a full board inside a heap that fits a Pico W comfortably.
 
-Heap figures (MicroPython unix port, 64-bit, so objects are about twice their size on
-the 32-bit boards): ringo-a (21 mux cells, 22 LEDs chasing) needs 96K and fails at 80K;
-128K gives room for a full Medieval Pong side. A Pico W has ~150K free with Wi-Fi up.
+Heap figures, measured with the compiled firmware (MicroPython unix port, 64-bit,
+so objects are about twice their size on the 32-bit boards; the simulated machine
+module, compiled from source, is counted too): red-kingdom (18 beams, 9 tilts
+through a mux, 73 pixels chasing) runs in 112K and fails at 104K; ringo-a (21 mux
+cells, 22 pixels) runs in 96K and fails at 80K. The limit below leaves ~15% room
+for the largest kit; a Pico W has about 150K free with Wi-Fi up.
 """
 
 import asyncio
