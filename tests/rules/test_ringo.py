@@ -250,6 +250,13 @@ def test_variant_attackers_may_not_enter_the_castle_from_the_neutral_zone():
     assert "from the Neutral Zone" in str(e)
     m = at(["n1", "g5"], ["a1", "c3"])
     assert "castle" in targets(m, "n1")
+    # nor by jumping the defender on n1 (who cannot be captured there) from n2
+    m = at(["n2", "g5"], ["n1", "c3"])
+    assert "castle" in targets(m, "n2")
+    m.apply(mv(A, "n2", "castle"))
+    assert m.view()["castle"] == 1 and m.view()["cells"]["n1"] == D
+    m = at(["n2", "g5"], ["n1", "c3"], options={"enter_from_neutral": False})
+    assert "castle" not in targets(m, "n2")
 
 
 # ---------------------------------------------------------------- winning and ending
