@@ -457,6 +457,8 @@ def _why_not(state, side, frm, to):
     board = state["board"]
     opts = state["options"]
     rf, rt = _ring(frm), (0 if to == CASTLE else _ring(to))
+    if frm == to:
+        return "a move goes to another cell"
     if to == CASTLE and side == DEF:
         return "defenders may not enter the castle"
     if to != CASTLE and board[to] != ".":
