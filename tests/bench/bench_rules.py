@@ -113,6 +113,21 @@ GAME_CODE = ("from shared_rules import engine, load\n"
              "g = load(%r)\n"
              "m, n, done = engine.playout(g, None, 3, engine.max_steps(g))\n"
              "print('OK', n, done)\n")
+LIVE_CODE = ("import gc\n"
+             "from shared_rules import engine, load\n"
+             "g = load(%r)\n"
+             "rng = engine.Rng(4)\n"
+             "gc.collect()\n"
+             "base = gc.mem_alloc()\n"
+             "m = engine.Match(g, None, 3, keep_log=False)\n"
+             "peak = 0\n"
+             "n = 0\n"
+             "while not m.state['over'] and n < engine.max_steps(g):\n"
+             "    g.apply(m.state, rng.choice(g.legal(m.state)))\n"
+             "    n += 1\n"
+             "    gc.collect()\n"
+             "    peak = max(peak, gc.mem_alloc() - base)\n"
+             "print('OK', peak)\n")
 IMPORT_CODE = "import gc\nfrom shared_rules import engine, load\ng = load(%r)\ngc.collect()\nprint('OK', gc.mem_alloc())\n"
 
 
@@ -145,10 +160,14 @@ def bench_heap(name, mpy_dir, cwd):
     loaded = runs_in(IMPORT_CODE % name, 4096, str(mpy_dir), cwd)
     code_kb = int(loaded.split()[-1]) / 1024 if loaded else float("nan")
     kb = smallest_heap(GAME_CODE % name, str(mpy_dir), cwd)
+    live = runs_in(LIVE_CODE % name, 4096, str(mpy_dir), cwd)
+    live_kb = int(live.split()[-1]) / 1024 if live else float("nan")
     src = smallest_heap(GAME_CODE % name, str(ROOT), cwd)
     line(name, "MicroPython heap for one game (.mpy)", "%s KB" % kb,
          "empty interpreter %s KB; rules loaded in RAM %.0f KB, so the game itself needs ~%.0f KB "
          "(frozen in a board's flash the code takes no heap); target 64 KB" % (empty, code_kb, (kb or 0) - code_kb))
+    line(name, "MicroPython live game data, peak", "%.1f KB" % live_kb,
+         "gc.mem_alloc() after each input, above the loaded rules (the Match and state the game keeps)")
     line(name, "MicroPython heap for one game (source)", "%s KB" % src, "compiling on the board costs the difference")
 
 
