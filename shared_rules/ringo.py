@@ -232,7 +232,9 @@ def neutral_limit(opts, defenders):
 
 # The last position asked about: legal(), apply() and the end-of-turn check all
 # ask for the same position in a row, so one remembered answer saves two thirds.
-_last_gen = [None, None]
+# (key, moves) is replaced as one object, so matches played in threads never
+# see one position's key with another's moves.
+_last_gen = [(None, None)]
 
 
 def gen_moves(board, castle, side, opts):
@@ -242,11 +244,11 @@ def gen_moves(board, castle, side, opts):
     The list returned may be shared: do not change it.
     """
     key = (board, castle, side, opts["enter_from_neutral"], opts["neutral_limit"])
-    if _last_gen[0] == key:
-        return _last_gen[1]
+    last = _last_gen[0]
+    if last[0] == key:
+        return last[1]
     out = _gen(board, castle, side, opts)
-    _last_gen[0] = key
-    _last_gen[1] = out
+    _last_gen[0] = (key, out)
     return out
 
 
