@@ -100,7 +100,7 @@ for g in range(%d):
         states.append(st)
 out = []
 rng = engine.Rng(1)
-for strength in (0, 1, 2, 3):
+for strength in (0, 1, 2, 3, 4):
     t0 = time.ticks_us()
     for st in states:
         if strength == 0:
@@ -217,7 +217,7 @@ def main():
     out = micropython(MP_OPPONENT % POSITIONS)
     if out.returncode == 0:
         ms = [float(x) for x in out.stdout.split()]
-        for strength in (1, 2, 3):
+        for strength in opp.STRENGTHS:
             print("opponent strength %d: %8.3f ms/move on MicroPython  (random player %.3f ms/move, ratio %.0f)" % (
                 strength, ms[strength], ms[0], ms[strength] / ms[0]), flush=True)
     else:
