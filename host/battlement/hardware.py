@@ -10,6 +10,7 @@ config.json.
 
 from __future__ import annotations
 
+import difflib
 import json
 import pathlib
 import re
@@ -40,6 +41,18 @@ LIMITS = {
     "ring": (32, 4096),
     "wdt_ms": (0, 8000),  # 0: off; the RP2040 watchdog cannot count past 8.3 s
 }
+
+
+TOP_KEYS = {"board", "profile", "role", "transport", "muxes", "sensors", "leds", "wifi", "mqtt", "serial", "comment"}
+SENSOR_KEYS = {"id", "kind", "pin", "lower", "mux", "channel", "active", "pull", "min_pulse_us", "lockout_ms"}
+SENSOR_KEYS |= {"settle_ms", "comment"}
+
+
+def _unknown_keys(obj: dict, known, where: str, problems: list[str]) -> None:
+    """A misspelt setting would silently fall back to its default: name it instead."""
+    for key in sorted(set(obj) - set(known)):
+        near = difflib.get_close_matches(key, sorted(known), 1)
+        problems.append("%s: unknown key %r%s" % (where, key, " (did you mean %r?)" % near[0] if near else ""))
 
 
 def profile_names() -> list[str]:
@@ -129,6 +142,7 @@ def check(m: dict, where: str = "pin map") -> list[str]:
     if transport not in ("serial", "mqtt"):
         problems.append("%s: transport %r must be serial or mqtt" % (where, transport))
     _check_settings(m, where, problems)
+    _unknown_keys(m, TOP_KEYS | set(LIMITS), where, problems)
     pins = _Pins(prof, problems)
     muxes = m.get("muxes") or {}
     mux_size = {}
@@ -169,6 +183,7 @@ def check(m: dict, where: str = "pin map") -> list[str]:
             problems.append("%s: kind %r must be one of %s" % (user, kind, ", ".join(KINDS)))
             continue
         _check_settings(s, user, problems)
+        _unknown_keys(s, SENSOR_KEYS, user, problems)
         if s.get("active", 0) not in (0, 1):
             problems.append("%s: active must be 0 (pulled low when triggered) or 1" % user)
         if s.get("pull", "up") not in ("up", "down", "none"):

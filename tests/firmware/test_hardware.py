@@ -86,6 +86,11 @@ def test_every_shipped_pin_map_passes(capsys):
             {"sensors": [{"id": "tower a1", "kind": "beam", "pin": 4}]},
             "id 'tower a1' must be 1-32 of letters",
         ),
+        ({"lockout": 8}, "unknown key 'lockout' (did you mean 'lockout_ms'?)"),
+        (
+            {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 4, "lowr": 5}]},
+            "sensors[0] (tower-a1): unknown key 'lowr' (did you mean 'lower'?)",
+        ),
         (
             {"profile": "arduino-uno"},
             "unknown board profile 'arduino-uno': known profiles are esp32-s3-devkitc-1, pico-w",
