@@ -337,7 +337,7 @@ def _cmd_check(args) -> int:
         n = len(m["sensors"])
         print("%s: ok - board %s on %s, %d sensor(s)" % (path, m["board"], prof["title"], n))
     if bad:
-        raise UserError("%d of %d pin map(s) cannot work; fix the pins named above" % (bad, len(args.files)))
+        raise UserError("%d of %d pin map(s) failed the check; the problems are listed above" % (bad, len(args.files)))
     return 0
 
 
