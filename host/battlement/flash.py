@@ -18,7 +18,6 @@ import pathlib
 import shlex
 import shutil
 import subprocess
-import sys
 
 from battlement import fwsim, hardware
 from battlement.errors import UserError
@@ -27,8 +26,7 @@ BUILD = hardware.ROOT / "firmware" / "build"
 
 
 def _mpremote() -> str:
-    exe = pathlib.Path(sys.executable).parent / "mpremote"
-    return str(exe) if exe.exists() else (shutil.which("mpremote") or "mpremote")
+    return fwsim.venv_tool("mpremote", "mpremote")
 
 
 def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:

