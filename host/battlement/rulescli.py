@@ -215,6 +215,9 @@ def cmd_replay(args):
     m = replay(game, args.script)
     view = m.view(None)
     if args.json:
+        if args.viewer:
+            view = m.view(args.viewer)  # that side's secrets too (a side's view has no public log)
+            view["log"] = list(m.announcements)
         print(json.dumps(view, sort_keys=True))
         return 0
     for line in view["log"]:
@@ -263,4 +266,6 @@ def register(sub):
     p.add_argument("game", help="one of: " + names)
     p.add_argument("script", help="JSON Lines file of inputs")
     p.add_argument("--json", action="store_true", help="print the final public view as JSON")
+    p.add_argument("--viewer", metavar="SIDE",
+                   help="with --json: the view of this side or player (adds its secrets) instead of the public one")
     p.set_defaults(func=cmd_replay)

@@ -69,6 +69,12 @@ def test_replay_the_documented_examples_to_their_winner(capsys):
     assert view["log"][-1] == "Red captures Blue's crown in tower B1. Red wins!"
     # The Seer's answer went to Red only; the public log does not carry it.
     assert not [line for line in view["log"] if "The Seer says" in line]
+    assert "character" not in view["sides"]["red"]["towers"]["A1"]
+    code, out, _ = run(capsys, "replay", "medieval-pong", str(EXAMPLES / "medieval-pong.jsonl"), "--json",
+                       "--viewer", "red")
+    mine = json.loads(out)
+    assert mine["sides"]["red"]["towers"]["A1"] == {"status": "up", "character": "princess", "crown": True}
+    assert "character" not in mine["sides"]["blue"]["towers"]["A1"] and mine["log"] == view["log"]
     code, out, _ = run(capsys, "replay", "medieval-pong", str(EXAMPLES / "medieval-pong-2sets.jsonl"))
     assert code == 0 and "1 of 2" in out and out.strip().endswith("Game over: winner red.")
 
