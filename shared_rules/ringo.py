@@ -138,13 +138,32 @@ def _jumps(i, dirs, over_castle, into_castle):
 
 _FRONT_SIDES = (0, 2, 3)
 _ALL = (0, 1, 2, 3)
-A_STEPS = [()] + [_steps(i, _FRONT_SIDES, True) for i in range(1, NCELLS)]
-A_JUMPS = [()] + [_jumps(i, _FRONT_SIDES, False, True) for i in range(1, NCELLS)]
+def _table(fn, dirs, *flags):
+    """[()] + one tuple per cell of fn(cell, dirs, *flags).
+
+    The per-cell tuples are cut from one flat tuple so they lie side by side in
+    memory with no garbage between them: on a board, scattered small tuples
+    left the heap too broken up to load the rules in 64 KB.
+    """
+    flat = []
+    ends = [0]
+    for i in range(1, NCELLS):
+        flat.extend(fn(i, dirs, *flags))
+        ends.append(len(flat))
+    flat = tuple(flat)
+    return [()] + [flat[ends[i - 1]:ends[i]] for i in range(1, NCELLS)]
+
+
+A_STEPS = _table(_steps, _FRONT_SIDES, True)
+A_JUMPS = _table(_jumps, _FRONT_SIDES, False, True)
 # The variant where attackers may not enter the castle from the Neutral Zone: only slice n differs.
-A_STEPS_NZ = [_steps(i, _FRONT_SIDES, False) if IS_NEUTRAL[i] else A_STEPS[i] for i in range(NCELLS)]
-A_JUMPS_NZ = [_jumps(i, _FRONT_SIDES, False, False) if IS_NEUTRAL[i] else A_JUMPS[i] for i in range(NCELLS)]
-D_STEPS = [()] + [_steps(i, _ALL, False) for i in range(1, NCELLS)]
-D_JUMPS = [()] + [_jumps(i, _ALL, True, False) for i in range(1, NCELLS)]
+A_STEPS_NZ = list(A_STEPS)
+A_JUMPS_NZ = list(A_JUMPS)
+for _c in NEUTRAL:
+    A_STEPS_NZ[_c] = _steps(_c, _FRONT_SIDES, False)
+    A_JUMPS_NZ[_c] = _jumps(_c, _FRONT_SIDES, False, False)
+D_STEPS = _table(_steps, _ALL, False)
+D_JUMPS = _table(_jumps, _ALL, True, False)
 
 
 def start_board(n_attackers):
