@@ -331,19 +331,19 @@ def _is_step(side, frm, to):
     return pack(frm, to) in D_STEPS[frm]
 
 
-# from * 64 + to -> the cell a jump from `from` to `to` passes over (the castle for a jump across it).
+# pack(from, to) -> the cell a jump from `from` to `to` passes over (the castle for a jump across it).
+# Read off the jump tables (between them every jump there is), allocating nothing else.
 JUMPED = {}
-for _i in range(1, NCELLS):
-    for _d in (0, 1, 2, 3):
-        _j = _jump(_i, _d)
-        if _j:
-            JUMPED[_i * 64 + _j[1]] = _j[0]
+for _t in (A_JUMPS, D_JUMPS):
+    for _cell_jumps in _t:
+        for _m in _cell_jumps:
+            JUMPED[_m & 4095] = (_m >> 12) - 1
 RING = [0] + [_ring(i) for i in range(1, NCELLS)]
 
 
 def _jumped_cell(frm, to):
     """The cell a jump from frm to to passes over, or -1 if to is not a jump away."""
-    return JUMPED.get(frm * 64 + to, -1)
+    return JUMPED.get(frm + (to << 6), -1)
 
 
 def do_move(board, castle, mv):
@@ -526,7 +526,7 @@ def play_move(state, mv):
             {"t": "cue", "cue": "castle.entered", "side": ATT, "from": f, "count": state["castle"]},
         ]
     else:
-        mid = JUMPED.get(frm * 64 + to, -1)
+        mid = JUMPED.get(mv & 4095, -1)
         if mid > 0:
             text = "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, f, NAMES[mid], t)
         else:
