@@ -483,8 +483,7 @@ def on_ball(state, inp, fx):
     h = _expect(state, ("throw", "fire"), "a ball")
     s = _side_arg(inp)
     t = _tower_arg(state, s, inp)
-    if t not in enterable(state, s):
-        raise Illegal("a ball cannot enter tower %s of %s now: it is %s" % (t, s, _where(state, s, t)))
+    _check_ball(state, fx, s, t)
     cue(fx, "ball.in", side=s, tower=t)
     if h["k"] == "fire":
         say(fx, "A ball is in %s's tower %s: fire at will is over." % (side_name(s), t))
@@ -498,6 +497,25 @@ def on_ball(state, inp, fx):
         say(fx, "First ball in %s's tower %s." % (side_name(s), t))
         return
     _end_throw(state, fx, h)
+
+
+def _check_ball(state, fx, s, t):
+    """A ball can be in a standing tower or a guard tower. The sensor is believed over the record:
+    a ball in a covered tower means its cover moved (a roof slid off stays in play; a guard fell)."""
+    x = _towers(state, s)[t]
+    if x["st"] not in ("up", "guard"):
+        raise Illegal("a ball cannot enter tower %s of %s now: it is %s" % (t, s, _where(state, s, t)))
+    cover = _covered(state, s, t)
+    if cover is None:
+        return
+    if _towers(state, s)[cover]["st"] == "roof":
+        _towers(state, s)[cover]["on"] = None
+        say(fx, "The roof over %s's tower %s had slid off; it stays in play." % (side_name(s), t))
+        cue(fx, "roof.slid", side=s, tower=cover, on=t)
+    else:
+        _to_box(state, s, cover)
+        say(fx, "The Guard's tower %s had fallen off tower %s and goes to the rampart." % (cover, t))
+        cue(fx, "tower.destroyed", side=s, tower=cover)
 
 
 def _where(state, s, t):
@@ -575,8 +593,7 @@ def on_tie(state, inp, fx):
         raise Illegal("in a tie the ball that counts is the one in %s's kingdom (%s just lost its %s)"
                       % (other(origin), origin, title(h["kind"])))
     t = _tower_arg(state, s, inp)
-    if t not in enterable(state, s):
-        raise Illegal("a ball cannot enter tower %s of %s now: it is %s" % (t, s, _where(state, s, t)))
+    _check_ball(state, fx, s, t)
     say(fx, "Two balls at once! %s, who just lost its %s, wins the fire at will: tower %s of %s counts."
         % (side_name(origin), title(h["kind"]), t, side_name(s)))
     cue(fx, "fire.end")

@@ -226,9 +226,9 @@ def test_architect_roof_protects_until_it_tips_over():
     assert "roof.placed" in cues(fx) and tower(m, "blue", "B1")["st"] == "roof"
     assert m.awaiting() == ["blue"]
     go(m, miss("blue"))
-    e = raises(Illegal, m.apply, ball("blue", "A1"))
-    assert "covered by tower B1" in str(e)
-    raises(Illegal, m.apply, ball("blue", "B1"))
+    assert ball("blue", "A1") not in m.legal() and ball("blue", "B1") not in m.legal()
+    e = raises(Illegal, m.apply, ball("blue", "B1"))
+    assert "a roof (upside down)" in str(e)
     fx = go(m, {"t": "tilt", "side": "blue", "tower": "B1"})
     assert "roof.fell" in cues(fx) and tower(m, "blue", "B1")["st"] == "box"
     assert ball("blue", "A1") in m.legal()
@@ -352,7 +352,7 @@ def test_guard_stacks_and_takes_the_ball_instead():
     go(m, ball("blue", "C3"), {"t": "stack", "by": "blue", "tower": "A1"})
     assert tower(m, "blue", "C3")["st"] == "guard" and tower(m, "blue", "C3")["on"] == "A1"
     go(m, miss("blue"))
-    raises(Illegal, m.apply, ball("blue", "A1"))
+    assert ball("blue", "A1") not in m.legal() and ball("blue", "C3") in m.legal()
     fx = go(m, ball("blue", "C3"))
     assert "The Guard's tower C3 falls; tower A1 below is safe." in says(fx)
     assert tower(m, "blue", "A1")["ch"] == "princess" and m.awaiting() == ["blue"]
@@ -558,3 +558,16 @@ def test_two_sets_a_forced_crown_loss_counts_one_crown_and_play_goes_on():
     fx = go(m, {"t": "destroy", "by": "red", "tower": crowns[0]})
     assert not m.over and m.state["captured"]["blue"] == 1 and m.awaiting() == ["red"]
     assert step(m)["k"] == "throw"
+
+
+def test_a_ball_sensed_in_a_covered_tower_means_its_cover_moved():
+    m = start()
+    go(m, ball("blue", "B1"), {"t": "roof", "by": "blue", "tower": "A1"}, miss("blue"))
+    fx = go(m, ball("blue", "A1"))  # the roof slid onto the table: the sensor is right
+    assert "The roof over Blue's tower A1 had slid off; it stays in play." in says(fx)
+    assert tower(m, "blue", "B1")["st"] == "roof" and tower(m, "blue", "B1")["on"] is None
+    assert step(m)["k"] == "fire" and {"t": "tilt", "side": "blue", "tower": "B1"} in m.legal()
+    m = start(blue=layout(C3="guard"))
+    go(m, ball("blue", "C3"), {"t": "stack", "by": "blue", "tower": "A2"}, miss("blue"))
+    fx = go(m, ball("blue", "A2"))
+    assert tower(m, "blue", "C3")["st"] == "box" and "crown.exposed" in cues(fx)
