@@ -146,6 +146,26 @@ def test_random_games_played_on_the_sensors_reach_the_same_positions():
         assert told == typed.announcements
 
 
+def test_a_random_player_fumbling_with_the_pieces_still_finishes_the_game():
+    # Now and then a piece of the side to play is lifted; from then on the random
+    # player picks among what legal() offers: the sensor changes that put it back
+    # or carry a move on. Every offered change must be accepted and the game end.
+    for g in range(scale(12)):
+        m = Match(ringo, VARIANTS[g % len(VARIANTS)], g)
+        rng = Rng(500 + g)
+        steps = 0
+        while not m.over and steps < 4000:
+            if m.state["hand"] is None and rng.below(3) == 0:
+                moves = [i for i in m.legal() if i["t"] == "move"]
+                if moves:
+                    m.apply({"t": "cell", "cell": rng.choice(moves)["from"], "occupied": False})
+            else:
+                m.apply(rng.choice(m.legal()))
+            steps += 1
+        assert m.over, "game %d did not finish in %d sensor changes" % (g, steps)
+        check_replay(m)
+
+
 # ---------------------------------------------------------------- the example
 
 
