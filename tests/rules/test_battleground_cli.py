@@ -2,24 +2,14 @@
 """Battleground through the `battlement` command, and the rules doc kept honest against the code."""
 
 import json
-import pathlib
 import re
-import subprocess
-import sys
 
 from rtest import load
+from support.cli import ROOT, battlement
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "battleground.jsonl"
 DOC = ROOT / "docs" / "rules" / "battleground.md"
 BG = load("battleground")
-
-
-def battlement(*args):
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlement.cli", *args], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_replay_of_the_example_ends_in_an_orc_victory():

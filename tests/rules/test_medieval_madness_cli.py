@@ -2,20 +2,11 @@
 """Medieval Madness through the `battlement` command: replay, playout, a board file of your own."""
 
 import json
-import pathlib
-import subprocess
-import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from support.cli import ROOT, battlement
+
 EXAMPLE = ROOT / "docs" / "examples" / "medieval-madness.jsonl"
 BOARD = ROOT / "shared_rules" / "data" / "medieval_madness_board.json"
-
-
-def battlement(*args):
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlement.cli", *args], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_replay_of_the_example_crowns_player_1():

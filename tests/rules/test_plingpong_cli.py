@@ -2,19 +2,10 @@
 """PlingPong through the `battlement` command: the example replay, an illegal line, playouts on both interpreters."""
 
 import json
-import pathlib
-import subprocess
-import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from support.cli import ROOT, battlement
+
 EXAMPLE = ROOT / "docs" / "examples" / "plingpong.jsonl"
-
-
-def battlement(*args):
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlement.cli", *args], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_games_lists_plingpong_with_its_variations():

@@ -2,19 +2,10 @@
 """Ringo through the `battlement` command: games, replay of the example, an illegal line, playouts."""
 
 import json
-import pathlib
-import subprocess
-import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from support.cli import ROOT, battlement
+
 EXAMPLE = ROOT / "docs" / "examples" / "ringo.jsonl"
-
-
-def battlement(*args):
-    proc = subprocess.run(
-        [sys.executable, "-m", "battlement.cli", *args], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_games_lists_ringo_with_its_variants():
