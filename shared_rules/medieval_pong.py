@@ -26,20 +26,8 @@ TITLES = {
     "seer": "Seer", "archer": "Archer", "catapult": "Catapult", "guard": "Guard", "hunter": "Hunter",
     "ninja": "Ninja", "two-sword-knight": "Two-Sword Knight",
 }
-SCENARIOS = {
-    "base": NOBLES + BASE,
-    "ultimate-defense": NOBLES + ("architect", "guard", "blind-magician", "hunter", "seer", "catapult"),
-    "challenges-galore": NOBLES + ("ninja", "blacksmith", "two-sword-knight", "catapult", "gunner", "ghost"),
-    "elite-marksmen": NOBLES + ("architect", "gunner", "blind-magician", "ghost", "archer", "catapult"),
-    "single-target": ("king", "dragon", "seer", "blind-magician", "ninja", "hunter", "guard",
-                      "two-sword-knight", "archer"),
-    "vanished-dragon": ("princess", "king", "seer", "architect", "gunner", "blacksmith", "ninja",
-                        "two-sword-knight", "archer"),
-}
 TEAMS = ["base", "challenges-galore", "custom", "elite-marksmen", "full-set", "single-target",
          "ultimate-defense", "vanished-dragon"]
-# Padlocks printed on each alternative token (the rulebook does not give the numbers; see the doc).
-PADLOCKS = {"archer": 2, "catapult": 3, "guard": 2, "hunter": 3, "ninja": 1, "two-sword-knight": 1}
 
 OPTIONS = {
     "team": {"default": "base", "choices": TEAMS,
@@ -94,19 +82,20 @@ def title(ch):
 
 def parse_unlocked(text):
     """The alternative characters the option `unlocked` allows (sorted)."""
-    text = (text or "").strip()
     if text == "all":
         return list(ALTERNATIVE)
-    if text in ("", "none"):
-        return []
-    out = []
-    for name in text.split(","):
-        name = name.strip()
-        if name not in ALTERNATIVE:
-            raise Illegal("option unlocked: %r is not an alternative character (%s)" % (name, ", ".join(ALTERNATIVE)))
-        if name not in out:
-            out.append(name)
-    return sorted(out)
+    from shared_rules import pong_team
+
+    return pong_team.parse_unlocked(text)
+
+
+def __getattr__(name):
+    """SCENARIOS and PADLOCKS live with the team rules, loaded only when asked for."""
+    if name in ("SCENARIOS", "PADLOCKS"):
+        from shared_rules import pong_team
+
+        return getattr(pong_team, name)
+    raise AttributeError(name)
 
 
 # ---------------------------------------------------------------- setup
@@ -116,32 +105,20 @@ def setup(options, seed):
     sets = options["sets"]
     team = options["team"]
     unlocked = parse_unlocked(options["unlocked"])
-    if sets == 2 and team != "base":
-        raise Illegal("with 2 sets each side takes the fixed 18-character roster; leave team=base")
-    if sets == 2:
-        hand = sorted(NOBLES + NOBLES + BASE + ALTERNATIVE)
-    elif team in SCENARIOS:
-        hand = sorted(SCENARIOS[team])
-    else:
-        hand = sorted(NOBLES)
-    if team != "custom":
-        locked = [c for c in hand if c in ALTERNATIVE and c not in unlocked]
-        if team == "full-set":
-            locked = [c for c in ALTERNATIVE if c not in unlocked]
-        if locked:
-            raise Illegal("team %s needs %s, still locked by padlocks" % (team, ", ".join(title(c) for c in locked)))
+    if sets == 1 and team == "base":
+        hand = sorted(NOBLES + BASE)
+    else:  # a scenario, picks, a draft or 2 sets: the team rules say who gets what
+        from shared_rules import pong_team
+
+        hand = pong_team.team_hand(team, sets, unlocked)
     names = tower_names(sets)
-    crowns = 0
-    for c in hand:
-        if c in ("princess", "king"):
-            crowns += 1
     state = {
         "game": NAME, "options": options, "rng": seed_rng(seed), "over": False, "winner": None,
         "phase": "team" if team in ("custom", "full-set") else "place",
         "target": 2 if sets == 2 else 1,
         "captured": {"blue": 0, "red": 0},
         "unlocked": unlocked,
-        "pool": sorted(BASE + ALTERNATIVE) if team == "full-set" else [],
+        "pool": [],
         "draft": options["first"],
         "steps": [],
         "sides": {},
@@ -152,30 +129,9 @@ def setup(options, seed):
             towers[t] = {"ch": None, "crown": False, "st": "up", "on": None, "known": False, "was": None}
         state["sides"][s] = {"towers": towers, "hand": list(hand), "ready": False, "discarded": [],
                              "bitten": False, "trap": None, "picked": 0}
-    if sets == 1 and team in SCENARIOS and crowns == 0:
-        raise Illegal("team %s has no Princess or King to wear a crown" % team)
-    if state["pool"]:
-        state["pool"] = [c for c in state["pool"] if c not in ALTERNATIVE or c in unlocked]
-    return state
-
-
-def _team_size(state):
-    return len(state["sides"]["red"]["towers"])
-
-
-def _pick_choices(state, s):
-    team = state["options"]["team"]
     if team == "full-set":
-        return list(state["pool"])
-    hand = state["sides"][s]["hand"]
-    return sorted(c for c in BASE + ALTERNATIVE if c not in hand and (c in BASE or c in state["unlocked"]))
-
-
-def _team_awaiting(state):
-    if state["options"]["team"] == "full-set":
-        return [state["draft"]]
-    n = _team_size(state)
-    return [s for s in SIDES if len(state["sides"][s]["hand"]) < n]
+        state["pool"] = pong_team.draft_pool(unlocked)
+    return state
 
 
 # ---------------------------------------------------------------- queries
@@ -255,7 +211,9 @@ def awaiting(state):
     if state["over"]:
         return []
     if state["phase"] == "team":
-        return _team_awaiting(state)
+        from shared_rules import pong_team
+
+        return pong_team.team_awaiting(state)
     if state["phase"] == "place":
         return [s for s in SIDES if not state["sides"][s]["ready"]]
     h = _head(state)
@@ -281,7 +239,9 @@ def legal(state):
     if state["over"]:
         return []
     if state["phase"] == "team":
-        return [{"t": "pick", "by": s, "character": c} for s in _team_awaiting(state) for c in _pick_choices(state, s)]
+        from shared_rules import pong_team
+
+        return pong_team.legal(state)
     if state["phase"] == "place":
         out = []
         for s in SIDES:
@@ -419,27 +379,10 @@ ASKS = {
 
 def on_pick(state, inp, fx):
     _in_phase(state, "team", "picking a character")
-    s = inp["by"]
-    c = _need(inp, "character")
-    if c not in _pick_choices(state, s):
-        raise Illegal("%s cannot pick %r now (choices: %s)" % (s, c, ", ".join(_pick_choices(state, s))))
-    side = state["sides"][s]
-    side["hand"].append(c)
-    side["hand"].sort()
-    side["picked"] += 1
-    if state["options"]["team"] == "full-set":
-        state["pool"].remove(c)
-        say(fx, "%s drafts the %s." % (side_name(s), title(c)))
-        cue(fx, "draft.pick", side=s, character=c)
-        state["draft"] = other(s)
-        if len(state["sides"][other(s)]["hand"]) >= _team_size(state):
-            state["draft"] = s
-    else:
-        say(fx, "You picked the %s." % title(c), to=s)
-    if not _team_awaiting(state) or all(len(state["sides"][x]["hand"]) >= _team_size(state) for x in SIDES):
-        state["phase"] = "place"
-        say(fx, "Both teams are complete. Place your characters in your towers, in secret.")
-        cue(fx, "setup.place")
+    _need(inp, "character")
+    from shared_rules import pong_team
+
+    pong_team.on_pick(state, inp, fx)
 
 
 def on_place(state, inp, fx):
@@ -1023,25 +966,6 @@ def unlocks(state, progress, pick=None):
     character whose padlock to tick; default the one closest to unlocking (ties by name).
     The result adds "unlocked": the characters with every padlock ticked, for the `unlocked` option.
     """
-    if not state["over"]:
-        raise Illegal("padlocks are ticked after a finished game")
-    ticks = {}
-    old = (progress or {}).get("ticks") or {}
-    for c in sorted(old):
-        if c in PADLOCKS:
-            ticks[c] = min(int(old[c]), PADLOCKS[c])
-    locked = [c for c in sorted(PADLOCKS) if ticks.get(c, 0) < PADLOCKS[c]]
-    if pick is None and locked:
-        best = None
-        for c in locked:
-            left = PADLOCKS[c] - ticks.get(c, 0)
-            if best is None or left < best[0]:
-                best = (left, c)
-        pick = best[1]
-    if pick is not None:
-        if pick not in PADLOCKS:
-            raise Illegal("%r has no padlock (alternative characters: %s)" % (pick, ", ".join(ALTERNATIVE)))
-        if pick not in locked:
-            raise Illegal("the %s is already unlocked" % title(pick))
-        ticks[pick] = ticks.get(pick, 0) + 1
-    return {"ticks": ticks, "unlocked": [c for c in sorted(PADLOCKS) if ticks.get(c, 0) >= PADLOCKS[c]]}
+    from shared_rules import pong_team
+
+    return pong_team.unlocks(state, progress, pick)
