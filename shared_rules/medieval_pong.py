@@ -545,16 +545,9 @@ def on_tie(state, inp, fx):
 
 
 def on_touch(state, inp, fx):
-    h = _expect(state, ("fire",), "a Ninja touch")
-    by = inp["by"]
-    if h["kind"] != "ninja" or by != h["origin"]:
-        raise Illegal("only %s, whose Ninja was hit, may return balls during this fire at will" % h["origin"])
-    o = other(by)
-    say(fx, "A returned ball touched %s! %s must destroy one of its towers and apply its power."
-        % (side_name(o), side_name(o)))
-    cue(fx, "fire.end")
-    cue(fx, "ninja.touch", side=o)
-    _set_steps(state, fx, [{"k": "destroy", "by": o, "why": "ninja"}])
+    from shared_rules import pong_alt
+
+    pong_alt.on_touch(state, inp, fx)
 
 
 def on_tilt(state, inp, fx):
@@ -627,16 +620,9 @@ def on_cover(state, inp, fx):
 
 
 def on_trap(state, inp, fx):
-    _expect(state, ("trap",), "hiding the trap")
-    s = inp["by"]
-    t = _tower_arg(state, s, inp)
-    if t not in _trap_targets(state, s):
-        raise Illegal("the trap goes in a standing tower of %s; tower %s is not one" % (s, t))
-    state["sides"][s]["trap"] = t
-    say(fx, "Your trap is in tower %s." % t, to=s)
-    say(fx, "%s has hidden the Hunter's trap in one of its towers." % side_name(s))
-    cue(fx, "trap.set", side=s)
-    _next(state, fx)
+    from shared_rules import pong_alt
+
+    pong_alt.on_trap(state, inp, fx)
 
 
 def on_rebuild(state, inp, fx):
@@ -715,8 +701,9 @@ def _discard(state, fx, s, t):
     x["was"] = ch
     x["known"] = True
     if state["sides"][s]["trap"] == t:
-        state["sides"][s]["trap"] = None
-        say(fx, "The trap in tower %s is lost with it." % t)
+        from shared_rules import pong_alt
+
+        pong_alt.lost(state, fx, s, t)
     say(fx, "%s's tower %s held the %s." % (side_name(s), t, title(ch)))
     cue(fx, "tower.destroyed", side=s, tower=t, character=ch)
     if x["crown"]:
@@ -749,21 +736,16 @@ def _hit(state, fx, k, t, thrower):
     side = state["sides"][k]
     x = side["towers"][t]
     if thrower is not None and state["sides"][thrower]["bitten"]:
-        state["sides"][thrower]["bitten"] = False
-        say(fx, "%s's hand has healed: back to the dominant hand." % side_name(thrower))
-        cue(fx, "hand.healed", side=thrower)
+        from shared_rules import pong_alt
+
+        pong_alt.heal(state, fx, thrower)
     autokill = thrower == k
     if autokill:
         say(fx, "Autokill! %s hit its own tower %s." % (side_name(k), t))
     if thrower is not None and side["trap"] == t:
-        side["trap"] = None
-        if autokill:
-            say(fx, "The Hunter's trap in it is ignored.")
-        else:
-            state["sides"][thrower]["bitten"] = True
-            say(fx, "It was the Hunter's trap! %s is bitten and throws with its non-dominant hand "
-                "until its next ball in a tower." % side_name(thrower))
-            cue(fx, "trap.sprung", side=k, tower=t, bitten=thrower)
+        from shared_rules import pong_alt
+
+        pong_alt.spring(state, fx, k, t, thrower)
     if x["st"] == "guard":
         say(fx, "The Guard's tower %s falls; tower %s below is safe." % (t, x["on"]))
         cue(fx, "tower.destroyed", side=k, tower=t)
