@@ -28,6 +28,7 @@ from battlement.sound import Sound
 from battlement.tables import TableMap, for_game, load
 
 DEFAULT_GAME = "medieval-pong"
+BATCH_MAX = 500  # messages journalled under one commit
 
 
 class Bridge:
@@ -63,6 +64,7 @@ class Bridge:
         self.notes: list[str] = []
         self.tasks: list[asyncio.Task] = []
         self.led_sent = None  # hook(led, t_sent) for the benchmark
+        self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
 
     # --- start / stop ----------------------------------------------------------------
 
@@ -117,12 +119,30 @@ class Bridge:
         return None
 
     async def _pump(self, transport) -> None:
+        """Take what has arrived as one batch: journal and apply each, commit once, then send the LEDs.
+
+        One event alone goes straight through; a burst (many tables, a fast table) shares one commit.
+        """
         while True:
-            msg = await transport.get()
+            batch = [await transport.get()]
+            while len(batch) < BATCH_MAX:
+                more = transport.get_nowait()
+                if more is None:
+                    break
+                batch.append(more)
+            self._held = []
+            self.journal.begin()
             try:
-                self.handle(msg)
-            except Exception as e:  # noqa: BLE001 -- one bad message must never stop the table
-                self._note("error handling %s: %s" % (type(msg).__name__, e))
+                for msg in batch:
+                    try:
+                        self.handle(msg)
+                    except Exception as e:  # noqa: BLE001 -- one bad message must never stop the table
+                        self._note("error handling %s: %s" % (type(msg).__name__, e))
+            finally:
+                self.journal.commit()
+                held, self._held = self._held, None
+                for led in held or ():
+                    self._deliver(led)
 
     def handle(self, msg) -> None:
         table = self._table_of(msg)
@@ -139,32 +159,38 @@ class Bridge:
                 missing = sorted(s for s in tmap.sensors_of(msg.board) if s not in msg.sensors)
                 if missing:
                     self._note("board %s has no sensor(s) %s that %s maps" % (msg.board, ", ".join(missing), tmap.path))
-                self.sessions[table]._relight()
+                self.sessions[table].forget_board(msg.board)
         elif isinstance(msg, Reply) and not msg.ok:
             self.counters["board-errors"] += 1
             self._note("board %s refused command %d: %s" % (msg.board, msg.msgid, msg.reason))
 
     def _sender(self):
+        def send(led: Led) -> None:
+            if self._held is not None:
+                self._held.append(led)
+            else:
+                self._deliver(led)
+        return send
+
+    def _deliver(self, led: Led) -> None:
         from battlement.transport import BadCommand, MqttTransport, NoRoute
 
-        def send(led: Led) -> None:
-            # a board is reached by whichever transport heard its hello (serial routes by board id alone)
-            for t in self.transports:
-                cmd = led if isinstance(t, MqttTransport) else Led(led.board, led.target, led.pattern, led.rgb,
-                                                                   led.period_ms, None)
-                try:
-                    self._send_now(t, cmd)
-                except NoRoute:
-                    continue
-                except BadCommand as e:
-                    self._note(str(e))
-                    break
-                self.counters["led-sent"] += 1
-                if self.led_sent:
-                    self.led_sent(led, time.perf_counter())
-                return
-            self.counters["led-unsent"] += 1
-        return send
+        # a board is reached by whichever transport heard its hello (serial routes by board id alone)
+        for t in self.transports:
+            cmd = led if isinstance(t, MqttTransport) else Led(led.board, led.target, led.pattern, led.rgb,
+                                                               led.period_ms, None)
+            try:
+                self._send_now(t, cmd)
+            except NoRoute:
+                continue
+            except BadCommand as e:
+                self._note(str(e))
+                break
+            self.counters["led-sent"] += 1
+            if self.led_sent:
+                self.led_sent(led, time.perf_counter())
+            return
+        self.counters["led-unsent"] += 1
 
     @staticmethod
     def _send_now(t, cmd) -> None:

@@ -22,6 +22,7 @@ SIDE_RGB = {
     "green": 0x00C000, "yellow": 0xFFC000, "black": 0x8000FF,
 }
 WHITE, GREEN, AMBER, RED, GOLD = 0xFFFFFF, 0x00FF40, 0xFFA000, 0xFF0000, 0xFFD000
+OFF = ("off", 0, 0)
 
 # cue name -> [(field, pattern, colour or "side", period_ms)]; a field names one object or a list of them.
 CUE_LIGHTS = {
@@ -51,6 +52,7 @@ class Effects:
     def __init__(self, tmap: TableMap):
         self.tmap = tmap
         self.counters: dict[str, int] = {}
+        self._with_leds: list | None = None
 
     def _led(self, obj: str, pattern: str, rgb: int, period: int) -> Led | None:
         o = self.tmap.objects.get(obj)
@@ -80,8 +82,9 @@ class Effects:
                     out.append(led)
         return out
 
-    def lighting(self, game: str, view: dict) -> list[Led]:
-        """Every mapped LED set from the public view (objects the view does not light go dark)."""
+    def lighting(self, game: str, view: dict) -> list:
+        """[(object, (pattern, rgb, period))] for every object with an LED, from the public view
+        (objects the view does not light go dark)."""
         lit: dict[str, tuple[str, int, int]] = {}
         if game == "ringo":
             for cell, side in (view.get("cells") or {}).items():
@@ -110,10 +113,11 @@ class Effects:
                             lit["%s.%s" % (side, t)] = ("blink", GOLD, 500)
                     else:
                         lit["%s.%s" % (side, t)] = ("solid", SIDE_RGB.get(side, WHITE), 0)
-        out = []
-        for name in sorted(self.tmap.objects):
-            pattern, rgb, period = lit.get(name, ("off", 0, 0))
-            led = self._led(name, pattern, rgb, period)
-            if led:
-                out.append(led)
-        return out
+        return [(o, lit.get(name, OFF)) for name, o in self._lit_objects]
+
+    @property
+    def _lit_objects(self):
+        if self._with_leds is None:
+            self._with_leds = [(n, self.tmap.objects[n]) for n in sorted(self.tmap.objects)
+                               if self.tmap.objects[n].led is not None]
+        return self._with_leds

@@ -6,7 +6,11 @@ skipped). Finished games stay as history with a one-line summary. Medieval Pong'
 padlock progress (and any other per-table progress) lives in `progress`.
 
 WAL mode with synchronous=NORMAL: a commit is in the OS before we go on, which
-survives a killed process (not a power cut) without an fsync per ball.
+survives a killed process without an fsync per ball; the WAL is checkpointed (and
+fsynced) by a background thread every few seconds, never in the middle of a throw.
+A sensed event and the input it means are one commit; an input is recorded as
+"pending" and stays so once applied: replaying it gives the same result, and a
+refused one is marked "illegal" with its reason.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
+
+CHECKPOINT_EVERY = 2.0  # seconds between background WAL checkpoints
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -34,7 +41,7 @@ CREATE TABLE IF NOT EXISTS inputs (
     n INTEGER NOT NULL,
     source TEXT NOT NULL,         -- sensor object, page, side page, timeout
     input TEXT NOT NULL,
-    status TEXT NOT NULL,         -- pending (written, not yet applied), ok, illegal, undone
+    status TEXT NOT NULL,         -- pending (journalled: applied, or to apply on replay), illegal, undone
     reason TEXT,
     at REAL NOT NULL,
     PRIMARY KEY (game_id, n)
@@ -69,9 +76,42 @@ class Journal:
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpoint thread does it
         self.db.executescript(SCHEMA)
+        self._next_n: dict[int, int] = {}
+        self.in_batch = False
+        self._stop = threading.Event()
+        self._checkpointer = None
+        if path != ":memory:":
+            self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="journal-checkpoint", daemon=True)
+            self._checkpointer.start()
+
+    def begin(self) -> None:
+        """Start a batch: the bridge journals a burst of events, then commits once before any effect leaves."""
+        if not self.in_batch:
+            self.db.execute("BEGIN")
+            self.in_batch = True
+
+    def commit(self) -> None:
+        if self.in_batch:
+            self.in_batch = False
+            self.db.execute("COMMIT")
+
+    def _checkpoint_loop(self) -> None:
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            while not self._stop.wait(CHECKPOINT_EVERY):
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    pass  # busy now: the next round will do it
+        finally:
+            db.close()
 
     def close(self) -> None:
+        self._stop.set()
+        if self._checkpointer:
+            self._checkpointer.join(5)
         self.db.close()
 
     # --- games ---------------------------------------------------------------------
@@ -120,14 +160,36 @@ class Journal:
 
     # --- inputs --------------------------------------------------------------------
 
-    def write_input(self, game_id: int, source: str, inp: dict) -> int:
-        """Record an input as pending, before it is applied; returns its number in the game."""
-        (n,) = self.db.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM inputs WHERE game_id=?", (game_id,)).fetchone()
+    def _n(self, game_id: int) -> int:
+        if game_id not in self._next_n:
+            (n,) = self.db.execute("SELECT COALESCE(MAX(n), 0) FROM inputs WHERE game_id=?", (game_id,)).fetchone()
+            self._next_n[game_id] = int(n)
+        self._next_n[game_id] += 1
+        return self._next_n[game_id]
+
+    def write_input(self, game_id: int, source: str, inp: dict, event=None) -> int:
+        """Record an input (and the sensed event it came from) as pending, in one commit, before it is
+        applied; returns its number in the game."""
+        n = self._n(game_id)
+        now = time.time()
+        own = event is not None and not self.in_batch  # the event and its input: one commit
+        if own:
+            self.db.execute("BEGIN")
+        if event is not None:
+            table, ev, obj = event
+            self._insert_event(table, ev, obj, "input %d" % n, now)
         self.db.execute(
             "INSERT INTO inputs (game_id, n, source, input, status, at) VALUES (?,?,?,?, 'pending', ?)",
-            (game_id, n, source, json.dumps(inp, sort_keys=True), time.time()),
+            (game_id, n, source, json.dumps(inp, sort_keys=True), now),
         )
-        return int(n)
+        if own:
+            self.db.execute("COMMIT")
+        return n
+
+    def refuse(self, game_id: int, n: int, reason: str) -> None:
+        """The rules refused input n: it is skipped on replay, and its event says why."""
+        self.settle(game_id, n, "illegal", reason)
+        self.db.execute("UPDATE events SET outcome=? WHERE outcome=?", ("illegal: " + reason, "input %d" % n))
 
     def settle(self, game_id: int, n: int, status: str, reason: str | None = None) -> None:
         self.db.execute("UPDATE inputs SET status=?, reason=? WHERE game_id=? AND n=?", (status, reason, game_id, n))
@@ -135,7 +197,8 @@ class Journal:
     def undo_last(self, game_id: int) -> dict | None:
         """Mark the last applied input undone; returns it (None if there is none)."""
         row = self.db.execute(
-            "SELECT n, input FROM inputs WHERE game_id=? AND status='ok' ORDER BY n DESC LIMIT 1", (game_id,)
+            "SELECT n, input FROM inputs WHERE game_id=? AND status IN ('ok', 'pending') ORDER BY n DESC LIMIT 1",
+            (game_id,),
         ).fetchone()
         if row is None:
             return None
@@ -147,12 +210,17 @@ class Journal:
 
     # --- sensed events -----------------------------------------------------------------
 
-    def write_event(self, table: str, ev, obj: str | None) -> int:
+    def _insert_event(self, table: str, ev, obj: str | None, outcome: str | None, now: float) -> int:
         cur = self.db.execute(
-            "INSERT INTO events (tbl, board, boot, seq, sensor, kind, value, object, at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (table, ev.board, ev.boot, ev.seq, ev.sensor, ev.kind, ev.value, obj, time.time()),
+            "INSERT INTO events (tbl, board, boot, seq, sensor, kind, value, object, outcome, at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (table, ev.board, ev.boot, ev.seq, ev.sensor, ev.kind, ev.value, obj, outcome, now),
         )
         return int(cur.lastrowid or 0)
+
+    def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> int:
+        """A sensed event that became no input (unmapped, ignored, paused)."""
+        return self._insert_event(table, ev, obj, outcome, time.time())
 
     def event_outcome(self, event_id: int, outcome: str) -> None:
         self.db.execute("UPDATE events SET outcome=? WHERE id=?", (outcome, event_id))

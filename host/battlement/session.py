@@ -24,7 +24,8 @@ from shared_rules.engine import Illegal, Match
 
 KEEP_NOTES = 30
 # Cues after which the whole table's lighting is redrawn from the public view.
-RELIGHT = ("move", "capture", "tower.destroyed", "tower.rebuilt", "cup.removed", "rack", "round", "back")
+RELIGHT = ("board.restored", "move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt",
+           "tower.hit", "crown.captured", "cup.removed", "cup.add", "rack", "round", "back", "fell", "stood")
 # Decisions only a side's own page offers: making them on the shared host screen would show the secret.
 PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
 
@@ -52,7 +53,8 @@ class Session:
         self.table = tmap.table
         self.journal = journal
         self.sound = sound or Sound("null")
-        self.send = send or (lambda led: None)
+        self._send = send or (lambda led: None)
+        self.lit: dict[tuple[str, str], tuple[str, int, int]] = {}  # what each LED was last told
         self.router = Router(tmap)
         self.effects = Effects(tmap)
         self.listeners: list[Callable[[Session, list], None]] = []
@@ -82,14 +84,11 @@ class Session:
             return False
         self.match = Match(mod, g["options"], g["seed"])
         self.game_id, self.codes = g["id"], g["codes"]
-        for n, _source, inp, status in g["inputs"]:
+        for n, _source, inp, _status in g["inputs"]:
             try:
                 self.match.apply(inp)
-            except Illegal as e:  # a pending input refused when it was first applied
-                self.journal.settle(self.game_id, n, "illegal", e.reason)
-                continue
-            if status == "pending":
-                self.journal.settle(self.game_id, n, "ok")
+            except Illegal as e:  # written, then the bridge stopped before it could say it was refused
+                self.journal.refuse(self.game_id, n, e.reason)
         self._note("Resumed the game of %s after %d inputs." % (self.match.game.TITLE, len(self.match.inputs)))
         self._relight()
         return True
@@ -125,36 +124,32 @@ class Session:
         """A sensor event from a board: journal it, map it, apply what it means."""
         self.counters["events"] += 1
         obj, inp, note = self.router.place(ev)
-        eid = self.journal.write_event(self.table, ev, obj)
         if inp is None:
-            self.journal.event_outcome(eid, "unmapped: " + note if obj is None else "ignored")
+            self.journal.write_event(self.table, ev, obj, "unmapped: " + note if obj is None else "ignored")
             if obj is None:
                 self._note(note, kind="warning")
                 self._changed()
             return {"ok": False, "message": note}
         if self.paused:  # players are resetting the table: what the sensors see now is not play
             self.counters["paused"] = self.counters.get("paused", 0) + 1
-            self.journal.event_outcome(eid, "paused")
+            self.journal.write_event(self.table, ev, obj, "paused")
             return {"ok": False, "message": "the game is paused"}
-        res = self.apply(inp, source="sensor " + obj)
-        self.journal.event_outcome(eid, "input %d" % res["n"] if res["ok"] else "illegal: " + res["message"])
-        return res
+        return self.apply(inp, source="sensor " + obj, event=(self.table, ev, obj))
 
-    def apply(self, inp: dict, source: str = "page") -> dict:
+    def apply(self, inp: dict, source: str = "page", event=None) -> dict:
         """Journal, then apply one input. Returns {"ok", "message", "n"}; never raises for bad input."""
         if not isinstance(inp, dict) or not isinstance(inp.get("t"), str):
             self.counters["illegal"] += 1
             return {"ok": False, "message": "an input is an object with a 't' field, got %r" % (inp,), "n": 0}
-        n = self.journal.write_input(self.game_id, source, inp)
+        n = self.journal.write_input(self.game_id, source, inp, event)
         try:
             fx = self.match.apply(inp)
         except Illegal as e:
-            self.journal.settle(self.game_id, n, "illegal", e.reason)
+            self.journal.refuse(self.game_id, n, e.reason)
             self.counters["illegal"] += 1
             self._note("Refused (%s): %s" % (source, e.reason), kind="illegal")
             self._changed()
             return {"ok": False, "message": e.reason, "n": n}
-        self.journal.settle(self.game_id, n, "ok")
         self.counters["inputs"] += 1
         self.last_input_at = time.monotonic()
         self._effects(fx)
@@ -198,6 +193,20 @@ class Session:
 
     # --- effects ---------------------------------------------------------------------
 
+    def send(self, led: Led) -> None:
+        """Send an LED command unless the LED already shows exactly that (a relight sends only changes)."""
+        key, now = (led.board, led.target), (led.pattern, led.rgb, led.period_ms)
+        if self.lit.get(key) == now:
+            return
+        self.lit[key] = now
+        self._send(led)
+
+    def forget_board(self, board: str) -> None:
+        """A board (re)booted: its LEDs show nothing we sent; light it all again."""
+        for key in [k for k in self.lit if k[0] == board]:
+            del self.lit[key]
+        self._relight()
+
     def _effects(self, fx: list) -> None:
         self.prompts = []
         for e in fx:
@@ -218,8 +227,10 @@ class Session:
             self._relight()
 
     def _relight(self) -> None:
-        for led in self.effects.lighting(self.match.game.NAME, self.match.view(None)):
-            self.send(led)
+        """Bring every LED to what the public view says; only the ones that differ are sent."""
+        for o, state in self.effects.lighting(self.match.game.NAME, self.match.view(None)):
+            if self.lit.get((o.led_board, o.led)) != state:
+                self.send(Led(o.led_board, o.led, state[0], state[1], state[2], self.table))
 
     def _finish(self) -> None:
         winner = self.match.state["winner"]

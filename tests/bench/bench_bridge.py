@@ -1,0 +1,423 @@
+"""The bridge: overhead from an event arriving to its LED command leaving, tables per broker, start-up time.
+
+Each figure is printed beside a baseline measured in the same run:
+- latency (serial pty and MQTT): a board writes an event (a Ringo piece lifted), time until the
+  LED command the rules caused comes back to the board. Baseline: the same transport with a bare
+  handler that answers every event with an LED command at once (no map, journal, rules or effects).
+- throughput: 100 Ringo tables on one Mosquitto, one board each, bursts of sensor changes from a
+  publisher process; events/s fully handled (journalled, ruled, lit). Baseline: a raw paho
+  subscriber process counting the same burst.
+- start-up: `battlement run --simulate` until the page answers. Baseline: a bare Starlette app on
+  uvicorn, same interpreter.
+"""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+import benchutil
+from battlement import tables, wire
+from battlement.bridge import Bridge
+from battlement.messages import Event, Hello, Led, up_frame
+from support.procs import Broker, free_port
+
+EVENTS = 400
+TABLES = 100
+PER_TABLE = 100  # events per table in the throughput burst
+PY = sys.executable
+
+
+def ringo_map(tid):
+    path = tables.default_path("ringo")
+    with open(path) as f:
+        return tables.parse(f.read().replace('table = "ringo"', 'table = "%s"' % tid), path)
+
+
+def frames(board="ring-5", boot=7, n=EVENTS, sensor="b"):
+    """A Ringo attacker lifted from b5 and put back, n times: every lift lights its destinations."""
+    hello = up_frame(Hello(None, board, boot, "bench", wire.VERSION, "ringo-ring",
+                           {s: "presence" for s in "nabcdefg"}))
+    evs = [up_frame(Event(None, board, boot, i + 1, sensor, "presence", i % 2, i, 0)) for i in range(n)]
+    return hello, evs
+
+
+# ---------------------------------------------------------------- latency over a pty
+
+
+class PtyBoard:
+    """The board's end of a pty, in a thread: writes frames, timestamps the first LED frame after each."""
+
+    def __init__(self):
+        self.master, slave = os.openpty()
+        import tty
+
+        tty.setraw(slave)
+        self.path = os.ttyname(slave)
+        self.slave = slave
+        self.buf = b""
+
+    def write(self, frame):
+        os.write(self.master, frame)
+
+    def wait_led(self):
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                if line.startswith(b"led ") and (b" blink " in line or b" pulse " in line):
+                    return time.perf_counter()
+            self.buf += os.read(self.master, 4096)
+
+    def drain(self):
+        os.set_blocking(self.master, False)
+        try:
+            while os.read(self.master, 65536):
+                pass
+        except BlockingIOError:
+            pass
+        os.set_blocking(self.master, True)
+        self.buf = b""
+
+    def close(self):
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def measure(write, wait_led, evs, ready, drain=lambda: None):
+    """Lift (timed: waits for its cue's LED) then put back (not timed: no LED for a restored board)."""
+    lat = []
+    ready.wait(10)
+    for i, f in enumerate(evs):
+        if i % 2 == 0:
+            drain()  # the relight after a hello, the evacks: not what is timed
+        t0 = time.perf_counter()
+        write(f)
+        if i % 2 == 0:
+            lat.append(wait_led() - t0)
+        else:
+            time.sleep(0.0005)
+    return lat
+
+
+async def bare_handler(transport, stop):
+    """Baseline: answer each event with an LED command straight away."""
+    while not stop.is_set():
+        try:
+            msg = await asyncio.wait_for(transport.get(), 0.2)
+        except TimeoutError:
+            continue
+        if isinstance(msg, Event) and msg.value == 0:
+            await transport.send(Led(msg.board, "b", "pulse", 0x00FF40, 1000, msg.table))
+
+
+async def serial_latency(bare):
+    from battlement.transport import SerialTransport
+
+    board = PtyBoard()
+    hello, evs = frames()
+    result = {}
+    ready = threading.Event()
+    thread = threading.Thread(target=lambda: result.setdefault("lat", measure(board.write, board.wait_led, evs, ready, board.drain)))
+    with tempfile.TemporaryDirectory() as d:
+        if bare:
+            t = SerialTransport([board.path])
+            await t.start()
+            stop = asyncio.Event()
+            task = asyncio.create_task(bare_handler(t, stop))
+        else:
+            b = Bridge([ringo_map("bench")], os.path.join(d, "j.sqlite"), serial=[board.path])
+            await b.start()
+        board.write(hello)
+        await asyncio.sleep(0.3)
+        ready.set()
+        thread.start()
+        while thread.is_alive():
+            await asyncio.sleep(0.01)
+        if bare:
+            stop.set()
+            await task
+            await t.stop()
+        else:
+            await b.stop()
+    board.close()
+    return result["lat"]
+
+
+# ---------------------------------------------------------------- latency over MQTT
+
+
+class MqttBoard:
+    def __init__(self, url, table, board="ring-5"):
+        import paho.mqtt.client as mqtt
+        from battlement.transport.mqtt import parse_url, topic
+
+        host, port, *_ = parse_url(url)
+        self.up, down = topic(table, board, "up"), topic(table, board, "down")
+        self.leds = threading.Condition()
+        self.led_times = []
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-board-" + table)
+        self.c.on_message = self._msg
+        self.c.connect(host, port)
+        self.c.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as the firmware does
+        self.c.subscribe(down, qos=1)
+        self.c.publish(topic(table, board, "status"), b"online", qos=1, retain=True)
+        self.c.loop_start()
+
+    def _msg(self, c, u, m):
+        if m.payload.startswith(b"led ") and (b" blink " in m.payload or b" pulse " in m.payload):
+            with self.leds:
+                self.led_times.append(time.perf_counter())
+                self.leds.notify()
+
+    def write(self, frame):
+        self.c.publish(self.up, frame, qos=1)
+
+    def drain(self):
+        time.sleep(0.001)
+        with self.leds:
+            self.led_times.clear()
+
+    def wait_led(self):
+        with self.leds:
+            while not self.led_times:
+                self.leds.wait(5)
+            return self.led_times.pop()
+
+    def close(self):
+        self.c.loop_stop()
+        self.c.disconnect()
+
+
+async def mqtt_latency(broker, bare, table):
+    from battlement.transport import MqttTransport
+
+    hello, evs = frames()
+    with tempfile.TemporaryDirectory() as d:
+        if bare:
+            t = MqttTransport(broker.url)
+            await t.start()
+            stop = asyncio.Event()
+            task = asyncio.create_task(bare_handler(t, stop))
+        else:
+            b = Bridge([ringo_map(table)], os.path.join(d, "j.sqlite"), mqtt=broker.url)
+            await b.start()
+        await asyncio.sleep(0.3)
+        board = MqttBoard(broker.url, table)
+        board.write(hello)
+        await asyncio.sleep(0.3)
+        with board.leds:
+            board.led_times.clear()
+        ready = threading.Event()
+        result = {}
+        thread = threading.Thread(target=lambda: result.setdefault("lat", measure(board.write, board.wait_led, evs, ready, board.drain)))
+        ready.set()
+        thread.start()
+        while thread.is_alive():
+            await asyncio.sleep(0.01)
+        board.close()
+        if bare:
+            stop.set()
+            await task
+            await t.stop()
+        else:
+            await b.stop()
+    return result["lat"]
+
+
+# ---------------------------------------------------------------- 100 tables on one broker
+
+PUBLISHER = r"""
+import sys, time
+sys.path[:0] = [%r, %r]
+import paho.mqtt.client as mqtt
+from battlement.transport.mqtt import topic
+import bench_bridge as bb
+url_port, tables, per = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-pub")
+c.connect("127.0.0.1", url_port)
+c.loop_start()
+bursts = []
+for i in range(tables):
+    tid = "t%%03d" %% i
+    hello, evs = bb.frames(n=per, boot=11)
+    c.publish(topic(tid, "ring-5", "status"), b"online", qos=1, retain=True)
+    c.publish(topic(tid, "ring-5", "up"), hello, qos=1)
+    bursts.append((topic(tid, "ring-5", "up"), evs))
+sys.stdout.write("ready\n"); sys.stdout.flush()
+sys.stdin.readline()
+for k in range(per):
+    for t, evs in bursts:
+        c.publish(t, evs[k], qos=0)
+c.loop_stop(); c.disconnect()
+"""
+
+SUBSCRIBER = r"""
+import sys, time
+import paho.mqtt.client as mqtt
+port, total = int(sys.argv[1]), int(sys.argv[2])
+n = [0, 0.0, 0.0]
+def on_msg(c, u, m):
+    if b" event " in b" " + m.payload[:6] or m.payload.startswith(b"event"):
+        if n[0] == 0:
+            n[1] = time.perf_counter()
+        n[0] += 1
+        if n[0] == total:
+            n[2] = time.perf_counter()
+c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-raw-sub")
+c.on_message = on_msg
+c.connect("127.0.0.1", port)
+c.subscribe("battlement/+/+/up", qos=1)
+c.loop_start()
+sys.stdout.write("ready\n"); sys.stdout.flush()
+deadline = time.time() + 60
+while n[2] == 0 and time.time() < deadline:
+    time.sleep(0.01)
+c.loop_stop()
+print("%d %.6f" % (n[0], (n[2] or time.perf_counter()) - n[1]))
+"""
+
+
+def publisher(broker, per):
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = PUBLISHER % (here, os.path.join(benchutil.ROOT, "tests"))
+    p = subprocess.Popen([PY, "-c", code, str(broker.port), str(TABLES), str(per)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, cwd=here)
+    assert p.stdout.readline().strip() == "ready"
+    return p
+
+
+def raw_rate(broker):
+    total = TABLES * PER_TABLE
+    sub = subprocess.Popen([PY, "-c", SUBSCRIBER, str(broker.port), str(total)], stdout=subprocess.PIPE, text=True)
+    assert sub.stdout.readline().strip() == "ready"
+    pub = publisher(broker, PER_TABLE)
+    pub.stdin.write("go\n")
+    pub.stdin.flush()
+    pub.wait(60)
+    n, secs = sub.stdout.readline().split()
+    sub.wait(10)
+    return int(n) / float(secs), int(n)
+
+
+async def bridge_rate(broker):
+    total = TABLES * PER_TABLE
+    with tempfile.TemporaryDirectory() as d:
+        b = Bridge([ringo_map("t%03d" % i) for i in range(TABLES)], os.path.join(d, "j.sqlite"), mqtt=broker.url)
+        await b.start()
+        pub = publisher(broker, PER_TABLE)
+        await asyncio.sleep(1.0)  # every board's hello in
+        count = lambda: sum(s.counters["events"] for s in b.sessions.values())
+        base = count()
+        pub.stdin.write("go\n")
+        pub.stdin.flush()
+        while count() == base:
+            await asyncio.sleep(0.0005)
+        t0 = time.perf_counter()
+        first = count()
+        deadline = t0 + 60
+        while count() - base < total and time.perf_counter() < deadline:
+            await asyncio.sleep(0.002)
+        secs = time.perf_counter() - t0
+        done = count() - base
+        pub.wait(30)
+        await b.stop()
+    return (done - (first - base)) / secs, done
+
+
+# ---------------------------------------------------------------- start-up
+
+BARE_APP = r"""
+import sys, uvicorn
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+app = Starlette(routes=[Route("/", lambda r: PlainTextResponse("ok"))])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+
+
+def time_to_page(argv, port):
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=1) as r:
+                    r.read()
+                    return time.perf_counter() - t0
+            except OSError:
+                if p.poll() is not None:
+                    raise RuntimeError("server exited") from None
+                time.sleep(0.005)
+    finally:
+        p.terminate()
+        p.wait(10)
+
+
+def startup():
+    bl = os.path.join(os.path.dirname(PY), "battlement")
+    runs, bare = [], []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as d:
+            port = free_port()
+            runs.append(time_to_page([bl, "run", "--simulate", "--port", str(port), "--journal",
+                                      os.path.join(d, "j.sqlite")], port))
+        port = free_port()
+        bare.append(time_to_page([PY, "-c", BARE_APP, str(port)], port))
+    return min(runs), min(bare)
+
+
+def main():
+    bridge_lat, bare_lat = [], []
+    for _ in range(2):  # alternate, so a burst of outside load does not fall on one side only
+        bare_lat.append(asyncio.run(serial_latency(True)))
+        bridge_lat.append(asyncio.run(serial_latency(False)))
+    b = min(bridge_lat, key=lambda s: benchutil.pct(s, 0.99))
+    r = min(bare_lat, key=lambda s: benchutil.pct(s, 0.99))
+    report("serial", b, r)
+
+    with tempfile.TemporaryDirectory() as d:
+        broker = nodelay_broker(d)
+        try:
+            bridge_lat, bare_lat = [], []
+            for k in range(2):
+                bare_lat.append(asyncio.run(mqtt_latency(broker, True, "bare%d" % k)))
+                bridge_lat.append(asyncio.run(mqtt_latency(broker, False, "lat%d" % k)))
+            b = min(bridge_lat, key=lambda s: benchutil.pct(s, 0.99))
+            r = min(bare_lat, key=lambda s: benchutil.pct(s, 0.99))
+            report("mqtt", b, r)
+            raw, n_raw = raw_rate(broker)
+            ours, n_ours = asyncio.run(bridge_rate(broker))
+            print("%d tables events/s %9s  (raw paho subscriber %s, ratio %.2f; target >= 20,000 and >= 0.5)"
+                  "  [%d and %d events]" % (TABLES, f"{ours:,.0f}", f"{raw:,.0f}", ours / raw, n_ours, n_raw),
+                  flush=True)
+        finally:
+            broker.close()
+
+    run, bare = startup()
+    print("start-up  battlement run -> page %.2f s  (bare uvicorn app %.2f s, ratio %.2f; target < 2 s)"
+          % (run, bare, run / bare), flush=True)
+
+
+def nodelay_broker(d):
+    """Mosquitto with set_tcp_nodelay (as docs/bridge.md advises): else Nagle holds each small frame ~40 ms."""
+    broker = Broker(d)
+    with open(broker.conf, "a") as f:
+        f.write("set_tcp_nodelay true\n")
+    return broker.start()
+
+
+def report(name, lat, raw):
+    p50, p99 = benchutil.ms(benchutil.pct(lat, 0.5)), benchutil.ms(benchutil.pct(lat, 0.99))
+    r50, r99 = benchutil.ms(benchutil.pct(raw, 0.5)), benchutil.ms(benchutil.pct(raw, 0.99))
+    print("%-6s event -> LED  p50 %.3f ms p99 %.3f ms  (bare transport p50 %.3f p99 %.3f; overhead p50 %+.3f "
+          "p99 %+.3f ms; target p99 within 2 ms)" % (name, p50, p99, r50, r99, p50 - r50, p99 - r99), flush=True)
+
+
+if __name__ == "__main__":
+    main()
