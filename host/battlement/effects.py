@@ -32,7 +32,7 @@ CUE_LIGHTS = {
     "piece.lifted": [("cell", "blink", "side", 400), ("to", "pulse", GREEN, 1000)],
     "move.illegal": [("refill", "blink", RED, 250), ("clear", "blink", RED, 250)],
     "capture.remove": [("cells", "blink", AMBER, 400)],
-    "tower.hit": [("tower", "blink", WHITE, 200)],
+    "ball.in": [("tower", "blink", WHITE, 200)],  # hit flash until the next turn's relight
     "tower.destroyed": [("tower", "off", 0, 0)],
     "crown.exposed": [("tower", "blink", GOLD, 500)],
     "fell": [("piece", "blink", RED, 300)],

@@ -25,7 +25,7 @@ from shared_rules.engine import Illegal, Match
 KEEP_NOTES = 30
 # Cues after which the whole table's lighting is redrawn from the public view.
 RELIGHT = ("board.restored", "move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt",
-           "tower.hit", "crown.captured", "cup.removed", "cup.add", "rack", "round", "back", "fell", "stood")
+           "crown.captured", "turn", "miss", "cup.removed", "cup.add", "rack", "round", "back", "fell", "stood")
 # Decisions only a side's own page offers: making them on the shared host screen would show the secret.
 PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
 

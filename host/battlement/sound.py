@@ -15,7 +15,7 @@ import subprocess
 MAX_BUSY = 4
 # cue -> (frequency Hz, seconds): a tone a player learns to recognise
 TONES = {
-    "tower.hit": (880, 0.15), "tower.destroyed": (220, 0.4), "crown.exposed": (1320, 0.3),
+    "ball.in": (880, 0.15), "tower.destroyed": (220, 0.4), "crown.exposed": (1320, 0.3),
     "move.illegal": (150, 0.3), "capture": (660, 0.2), "fell": (440, 0.2), "game.over": (523, 0.6),
 }
 
