@@ -69,6 +69,7 @@ def test_secret_setup_and_live_scoreboard_never_leak(bridge_process, browser, sh
         set_up_side(page)
         sides[side] = page
     shots(sides["red"], "pong-red-private-after-setup")
+    assert "with a crown" in sides["red"].locator("#private-list").inner_text()  # red sees its own placements
 
     # what red's own page shows: its placements, and none of blue's
     red = Ws(b.url, role="side", side="red", code=codes["red"]).state()
@@ -96,6 +97,7 @@ def test_secret_setup_and_live_scoreboard_never_leak(bridge_process, browser, sh
             # only a tower a ball has entered may show what was in it
             assert st["view"]["sides"][side]["towers"][t]["status"] != "up" or side == "blue", (side, t, key)
         raw = json.dumps(st)
+        assert "is in tower" not in raw  # the private "The King is in tower C1 with a crown." stays private
         for code in codes.values():
             assert code not in raw  # the codes are for the host screen only
     # the red kingdom was not hit: nothing of red's is public
