@@ -68,6 +68,11 @@ def tower_names(sets):
     return out
 
 
+def roster(sets):
+    """The base team: one of each base character, or with 2 sets two of each noble and one of every other."""
+    return sorted(NOBLES + NOBLES + BASE + ALTERNATIVE) if sets == 2 else sorted(NOBLES + BASE)
+
+
 def other(side):
     return "red" if side == "blue" else "blue"
 
@@ -105,9 +110,9 @@ def setup(options, seed):
     sets = options["sets"]
     team = options["team"]
     unlocked = parse_unlocked(options["unlocked"])
-    if sets == 1 and team == "base":
-        hand = sorted(NOBLES + BASE)
-    else:  # a scenario, picks, a draft or 2 sets: the team rules say who gets what
+    if team == "base" and (sets == 1 or len(unlocked) == len(ALTERNATIVE)):
+        hand = roster(sets)
+    else:  # a scenario, picks, a draft, or locked characters: the team rules say who gets what
         from shared_rules import pong_team
 
         hand = pong_team.team_hand(team, sets, unlocked)
@@ -304,16 +309,23 @@ def _may_swap(state, h):
 # ---------------------------------------------------------------- apply
 
 
+def _refused(key, *args):
+    """The Illegal to raise, its reason in words (pong_reasons.REASONS[key] % args), loaded only now."""
+    from shared_rules.pong_reasons import REASONS
+
+    return Illegal(REASONS[key] % args)
+
+
 def _need(inp, key):
     if key not in inp:
-        raise Illegal("input %r needs a %r field" % (inp.get("t"), key))
+        raise _refused("field", inp.get("t"), key)
     return inp[key]
 
 
 def _side_arg(inp, key="side"):
     s = _need(inp, key)
     if s not in SIDES:
-        raise Illegal("%s must be red or blue, got %r" % (key, s))
+        raise _refused("side", key, s)
     return s
 
 
@@ -321,45 +333,42 @@ def _tower_arg(state, s, inp):
     t = _need(inp, "tower")
     if t not in state["sides"][s]["towers"]:
         names = sorted(state["sides"][s]["towers"])
-        raise Illegal("there is no tower %r in %s's kingdom (%s..%s)" % (t, s, names[0], names[-1]))
+        raise _refused("tower", t, s, names[0], names[-1])
     return t
 
 
 def apply(state, inp):
     t = inp.get("t")
     if t not in HANDLERS:
-        raise Illegal("unknown input type %r for %s (known: %s)" % (t, NAME, ", ".join(sorted(HANDLERS))))
+        raise _refused("input", t, NAME, ", ".join(sorted(HANDLERS)))
     if state["over"]:
-        raise Illegal("the game is over")
+        raise _refused("over")
     if t not in SENSED:
         by = _side_arg(inp, "by")
         if by not in awaiting(state):
-            raise Illegal("%s cannot act now: waiting for %s" % (by, " and ".join(awaiting(state)) or "nobody"))
+            raise _refused("not-now", by, " and ".join(awaiting(state)) or "nobody")
     fx = []
     HANDLERS[t](state, inp, fx)
     return fx
 
 
-def _in_phase(state, phase, what):
+def _in_phase(state, phase, t):
+    """Refuse an input of type t outside the game phase it belongs to."""
     if state["phase"] != phase:
-        raise Illegal("%s is not possible now (the game is in its %s phase)" % (what, state["phase"]))
+        from shared_rules.pong_reasons import DOING
+
+        raise _refused("phase", DOING[t], state["phase"])
 
 
-def _expect(state, kinds, what):
-    _in_phase(state, "play", what)
+def _expect(state, kinds, t):
+    """The step awaited, if it is one of kinds; else refuse the input of type t."""
+    _in_phase(state, "play", t)
     h = _head(state)
     if h["k"] not in kinds:
-        raise Illegal("%s is not expected now: %s" % (what, _describe(h)))
+        from shared_rules.pong_reasons import DOING, describe
+
+        raise _refused("expect", DOING[t], describe(h))
     return h
-
-
-def _describe(h):
-    k = h["k"]
-    if k == "throw":
-        return "waiting for %s to throw" % side_name(h["side"])
-    if k == "fire":
-        return "fire at will is on"
-    return "waiting for %s to %s" % (side_name(h["by"]), ASKS[k])
 
 
 ASKS = {
@@ -378,7 +387,7 @@ ASKS = {
 
 
 def on_pick(state, inp, fx):
-    _in_phase(state, "team", "picking a character")
+    _in_phase(state, "team", "pick")
     _need(inp, "character")
     from shared_rules import pong_team
 
@@ -386,15 +395,15 @@ def on_pick(state, inp, fx):
 
 
 def on_place(state, inp, fx):
-    _in_phase(state, "place", "placing a character")
+    _in_phase(state, "place", "place")
     s = inp["by"]
     side = state["sides"][s]
     t = _tower_arg(state, s, inp)
     c = _need(inp, "character")
     if c not in side["hand"]:
-        raise Illegal("%s has no %r left to place (left: %s)" % (s, c, ", ".join(side["hand"]) or "none"))
+        raise _refused("no-char", s, c, ", ".join(side["hand"]) or "none")
     if side["towers"][t]["ch"] is not None:
-        raise Illegal("tower %s of %s already holds a character" % (t, s))
+        raise _refused("occupied", t, s)
     side["hand"].remove(c)
     tw = side["towers"][t]
     tw["ch"] = c
@@ -403,11 +412,11 @@ def on_place(state, inp, fx):
 
 
 def on_ready(state, inp, fx):
-    _in_phase(state, "place", "declaring a kingdom ready")
+    _in_phase(state, "place", "ready")
     s = inp["by"]
     side = state["sides"][s]
     if side["hand"]:
-        raise Illegal("%s still has to place: %s" % (s, ", ".join(side["hand"])))
+        raise _refused("unplaced", s, ", ".join(side["hand"]))
     side["ready"] = True
     say(fx, "%s's kingdom is ready." % side_name(s))
     cue(fx, "setup.ready", side=s)
@@ -423,7 +432,7 @@ def on_ready(state, inp, fx):
 
 
 def on_ball(state, inp, fx):
-    h = _expect(state, ("throw", "fire"), "a ball")
+    h = _expect(state, ("throw", "fire"), "ball")
     s = _side_arg(inp)
     t = _tower_arg(state, s, inp)
     _check_ball(state, fx, s, t)
@@ -434,7 +443,7 @@ def on_ball(state, inp, fx):
         _set_steps(state, fx, _hit(state, fx, s, t, other(s)))
         return
     if [s, t] in h["entered"]:
-        raise Illegal("a ball is already in tower %s of %s in this throw" % (t, s))
+        raise _refused("twice", t, s)
     h["entered"].append([s, t])
     if len(h["entered"]) < h["balls"]:
         say(fx, "First ball in %s's tower %s." % (side_name(s), t))
@@ -447,7 +456,9 @@ def _check_ball(state, fx, s, t):
     a ball in a covered tower means its cover moved (a roof slid off stays in play; a guard fell)."""
     x = _towers(state, s)[t]
     if x["st"] not in ("up", "guard"):
-        raise Illegal("a ball cannot enter tower %s of %s now: it is %s" % (t, s, _where(state, s, t)))
+        from shared_rules.pong_reasons import where
+
+        raise _refused("no-entry", t, s, where(state, s, t))
     cover = _covered(state, s, t)
     if cover is None:
         return
@@ -461,19 +472,8 @@ def _check_ball(state, fx, s, t):
         cue(fx, "tower.destroyed", side=s, tower=cover)
 
 
-def _where(state, s, t):
-    x = _towers(state, s)[t]
-    if x["st"] == "box":
-        return "on the rampart"
-    if x["st"] == "roof":
-        return "a roof (upside down)"
-    if x["st"] == "hand":
-        return "out of the kingdom"
-    return "covered by tower %s" % _covered(state, s, t)
-
-
 def on_miss(state, inp, fx):
-    h = _expect(state, ("throw",), "a miss")
+    h = _expect(state, ("throw",), "miss")
     _end_throw(state, fx, h)
 
 
@@ -504,11 +504,11 @@ def _end_throw(state, fx, h):
 
 
 def on_choose(state, inp, fx):
-    h = _expect(state, ("choose",), "choosing a tower")
+    h = _expect(state, ("choose",), "choose")
     k = _side_arg(inp)
     t = _tower_arg(state, k, inp)
     if [k, t] not in h["entered"]:
-        raise Illegal("no ball of this throw is in tower %s of %s" % (t, k))
+        raise _refused("no-ball", t, k)
     _resolve_hit(state, fx, h["by"], h["mode"], k, t)
 
 
@@ -529,12 +529,11 @@ def _resolve_hit(state, fx, thrower, mode, k, t):
 
 
 def on_tie(state, inp, fx):
-    h = _expect(state, ("fire",), "a tie")
+    h = _expect(state, ("fire",), "tie")
     s = _side_arg(inp)
     origin = h["origin"]
     if s != other(origin):
-        raise Illegal("in a tie the ball that counts is the one in %s's kingdom (%s just lost its %s)"
-                      % (other(origin), origin, title(h["kind"])))
+        raise _refused("tie", other(origin), origin, title(h["kind"]))
     t = _tower_arg(state, s, inp)
     _check_ball(state, fx, s, t)
     say(fx, "Two balls at once! %s, who just lost its %s, wins the fire at will: tower %s of %s counts."
@@ -551,12 +550,12 @@ def on_touch(state, inp, fx):
 
 
 def on_tilt(state, inp, fx):
-    _in_phase(state, "play", "a tipped roof")
+    _in_phase(state, "play", "tilt")
     s = _side_arg(inp)
     t = _tower_arg(state, s, inp)
     x = _towers(state, s)[t]
     if x["st"] != "roof":
-        raise Illegal("tower %s of %s is not a roof; only a roof tipping over changes the game" % (t, s))
+        raise _refused("no-roof", t, s)
     below = x["on"]
     _to_box(state, s, t)
     say(fx, "%s's roof has tipped over: tower %s is open again." % (side_name(s), below))
@@ -569,11 +568,10 @@ def on_tilt(state, inp, fx):
 
 
 def on_swap(state, inp, fx):
-    h = _expect(state, ("swap", "throw"), "a swap")
+    h = _expect(state, ("swap", "throw"), "swap")
     s = inp["by"]
     if h["k"] == "throw" and not _may_swap(state, h):
-        raise Illegal("%s must throw now: swapping instead of throwing needs the tactical variant, "
-                      "at the start of a normal turn" % s)
+        raise _refused("no-swap", s)
     say(fx, "%s has swapped two towers, or not." % side_name(s))
     cue(fx, "swap", side=s)
     if h["k"] == "throw":
@@ -583,11 +581,11 @@ def on_swap(state, inp, fx):
 
 
 def on_ask(state, inp, fx):
-    _expect(state, ("ask",), "a question to the Seer")
+    _expect(state, ("ask",), "ask")
     s = inp["by"]
     c = _need(inp, "character")
     if c not in CHARACTERS:
-        raise Illegal("the Seer knows no character %r (%s)" % (c, ", ".join(CHARACTERS)))
+        raise _refused("no-seer", c, ", ".join(CHARACTERS))
     o = other(s)
     tw = _towers(state, o)
     where = [t for t in sorted(tw) if tw[t]["ch"] == c and tw[t]["st"] == "up"]
@@ -602,11 +600,11 @@ def on_ask(state, inp, fx):
 
 
 def on_cover(state, inp, fx):
-    h = _expect(state, ("roof", "stack"), "placing a tower on another")
+    h = _expect(state, ("roof", "stack"), "roof")
     s = inp["by"]
     t = _tower_arg(state, s, inp)
     if t not in _cover_targets(state, s):
-        raise Illegal("tower %s of %s cannot take a tower on top: it is not standing free" % (t, s))
+        raise _refused("no-cover", t, s)
     x = _towers(state, s)[h["tower"]]
     x["st"] = "roof" if h["k"] == "roof" else "guard"
     x["on"] = t
@@ -626,13 +624,12 @@ def on_trap(state, inp, fx):
 
 
 def on_rebuild(state, inp, fx):
-    _expect(state, ("rebuild",), "rebuilding a tower")
+    _expect(state, ("rebuild",), "rebuild")
     s = inp["by"]
     t = _tower_arg(state, s, inp)
     c = _need(inp, "character")
     if (t, c) not in _rebuild_options(state, s):
-        raise Illegal("%s cannot rebuild tower %s with the %s: the tower must be on its rampart and the "
-                      "character among its discarded ones" % (s, t, TITLES.get(c, c)))
+        raise _refused("no-rebuild", s, t, TITLES.get(c, c))
     side = state["sides"][s]
     side["discarded"].remove(c)
     side["towers"][t] = {"ch": c, "crown": False, "st": "up", "on": None, "known": True, "was": None}
@@ -642,18 +639,18 @@ def on_rebuild(state, inp, fx):
 
 
 def on_pass(state, inp, fx):
-    _expect(state, ("rebuild",), "passing")
+    _expect(state, ("rebuild",), "pass")
     say(fx, "%s does not rebuild." % side_name(inp["by"]))
     _next(state, fx)
 
 
 def on_destroy(state, inp, fx):
-    h = _expect(state, ("destroy",), "destroying a tower")
+    h = _expect(state, ("destroy",), "destroy")
     s = inp["by"]
     t = _tower_arg(state, s, inp)
     choices = _bare_crowns(state, s) if h.get("forced") else _destroy_choices(state, s)
     if t not in choices:
-        raise Illegal("%s cannot destroy tower %s (choices: %s)" % (s, t, ", ".join(choices)))
+        raise _refused("no-destroy", s, t, ", ".join(choices))
     x = _towers(state, s)[t]
     if h.get("forced"):
         _capture(state, fx, s, t)

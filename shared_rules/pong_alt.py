@@ -10,7 +10,7 @@ from shared_rules.medieval_pong import _expect, _next, _set_steps, _tower_arg, _
 
 
 def on_touch(state, inp, fx):
-    h = _expect(state, ("fire",), "a Ninja touch")
+    h = _expect(state, ("fire",), "touch")
     by = inp["by"]
     if h["kind"] != "ninja" or by != h["origin"]:
         raise Illegal("only %s, whose Ninja was hit, may return balls during this fire at will" % h["origin"])
@@ -23,7 +23,7 @@ def on_touch(state, inp, fx):
 
 
 def on_trap(state, inp, fx):
-    _expect(state, ("trap",), "hiding the trap")
+    _expect(state, ("trap",), "trap")
     s = inp["by"]
     t = _tower_arg(state, s, inp)
     if t not in _trap_targets(state, s):

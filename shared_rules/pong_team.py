@@ -6,7 +6,7 @@ game on a small board never loads it. Runs under CPython and MicroPython; pure, 
 """
 
 from shared_rules.engine import Illegal, cue, say
-from shared_rules.medieval_pong import ALTERNATIVE, BASE, NOBLES, SIDES, other, side_name, title
+from shared_rules.medieval_pong import ALTERNATIVE, BASE, NOBLES, SIDES, other, roster, side_name, title
 
 SCENARIOS = {
     "base": NOBLES + BASE,
@@ -44,7 +44,7 @@ def team_hand(team, sets, unlocked):
     if sets == 2 and team != "base":
         raise Illegal("with 2 sets each side takes the fixed 18-character roster; leave team=base")
     if sets == 2:
-        hand = sorted(NOBLES + NOBLES + BASE + ALTERNATIVE)
+        hand = roster(2)
     elif team in SCENARIOS:
         hand = sorted(SCENARIOS[team])
     else:
