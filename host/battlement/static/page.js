@@ -57,6 +57,7 @@
       if (sv && sv.crowns_captured !== undefined) sum.appendChild(el("div", k + " crowns captured: " + sv.crowns_captured));
     });
     $("picture").textContent = Array.isArray(v.picture) ? v.picture.join("\n") : (v.picture || "");
+    renderTowers(v);
     $("view").replaceChildren(kv(v));
     const notes = $("notices"); notes.replaceChildren();
     (s.notices || []).slice().reverse().forEach((n) => notes.appendChild(el("li", n.text, n.kind)));
@@ -72,6 +73,41 @@
       (s.private || []).forEach((t) => pv.appendChild(el("li", t)));
     }
     if (role === "host") renderHost(s);
+  }
+
+  // Medieval Pong kingdoms and PlingPong trays as small grids: a glance tells the state of the table.
+  function renderTowers(v) {
+    let box = $("grids");
+    if (!box) { box = el("div"); box.id = "grids"; $("board").insertBefore(box, $("picture")); }
+    box.replaceChildren();
+    const sides = v.sides || {};
+    Object.keys(sides).sort().forEach((side) => {
+      const towers = sides[side].towers;
+      if (!towers) return;
+      const g = el("div", undefined, "grid"); g.appendChild(el("div", side, "grid-title"));
+      const rows = {};
+      Object.keys(towers).sort().forEach((t) => { (rows[t[0]] = rows[t[0]] || []).push(t); });
+      Object.keys(rows).sort().forEach((r) => {
+        const row = el("div", undefined, "grid-row");
+        rows[r].forEach((t) => {
+          const tv = towers[t];
+          const down = tv.was !== undefined || tv.status === "box";
+          const c = el("span", t + (tv.character ? " " + tv.character : "") + (tv.crown ? " \u265b" : ""),
+            "tower " + side + (down ? " down" : ""));
+          c.dataset.tower = side + "." + t; row.appendChild(c);
+        });
+        g.appendChild(row);
+      });
+      box.appendChild(g);
+    });
+    const trays = v.trays || {};
+    Object.keys(trays).sort().forEach((tray) => {
+      const g = el("div", undefined, "grid"); g.appendChild(el("div", tray, "grid-title"));
+      const row = el("div", undefined, "grid-row");
+      trays[tray].forEach((sp) => row.appendChild(el("span", sp.cup.split(".")[1] + (sp.balls ? " (" + sp.balls + ")" : ""),
+        "tower " + (sp.height ? sp.colour : "down"))));
+      g.appendChild(row); box.appendChild(g);
+    });
   }
 
   function renderHost(s) {
