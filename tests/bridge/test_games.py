@@ -45,3 +45,21 @@ def test_the_host_page_plays_every_game(game, tmp_path):
         finally:
             await b.stop()
     asyncio.run(go())
+
+
+def test_a_silent_turn_becomes_a_miss_after_the_throw_timeout_and_undo_takes_it_back(tmp_path):
+    async def go():
+        b = Bridge([for_game("plingpong")], str(tmp_path / "j.sqlite"), simulate=True, throw_timeout=0.2)
+        await b.start()
+        try:
+            s = b.sessions["plingpong"]
+            await until(lambda: s.counters["inputs"] >= 1, what="the timeout's miss")
+            assert any("misses" in n["text"] for n in s.notices)
+            assert b.journal.db.execute("SELECT source FROM inputs").fetchone() == ("throw timeout",)
+            s.paused = True  # players argue: no more timeouts while paused
+            s.undo()
+            await asyncio.sleep(0.8)
+            assert s.match.inputs == []
+        finally:
+            await b.stop()
+    asyncio.run(go())
