@@ -835,7 +835,8 @@ def _enter(state, fx):
             prompt(fx, by, "Choose which of your crowns is lost.", _bare_crowns(state, by))
             return
         else:
-            prompt(fx, by, ASKS[k][0].upper() + ASKS[k][1:] + ".", _choices_of(state, h))
+            # [:1], not [0]: MicroPython interns a one-character string, and a new qstr can cost a whole pool.
+            prompt(fx, by, ASKS[k][:1].upper() + ASKS[k][1:] + ".", _choices_of(state, h))
             if k != "swap":
                 cue(fx, "decide", side=by, what=k)
             else:
