@@ -14,8 +14,11 @@ from battlement.tables import TableMap
 
 
 def _pong(obj: str, kind: str, value: int):
-    if kind != "beam" or value != 1:
-        return None  # only a completed ball pulse means something
+    if value != 1:
+        return None  # a completed ball pulse, or a tower tipping over; standing up again means nothing
+    if obj.endswith(".tilt"):
+        side, tower, _ = obj.split(".")
+        return {"t": "tilt", "side": side, "tower": tower}
     side, tower = obj.split(".", 1)
     return {"t": "ball", "side": side, "tower": tower}
 
@@ -41,8 +44,8 @@ TO_INPUT = {"medieval-pong": _pong, "ringo": _ringo, "battleground": _battlegrou
 def to_sensor(game: str, inp: dict):
     """The inverse: which object and value a sensed input comes from (the page's sensor buttons)."""
     t = inp.get("t")
-    if game == "medieval-pong" and t == "ball" and "tower" in inp:
-        return "%s.%s" % (inp["side"], inp["tower"]), 1
+    if game == "medieval-pong" and t in ("ball", "tilt") and "tower" in inp:
+        return "%s.%s%s" % (inp["side"], inp["tower"], ".tilt" if t == "tilt" else ""), 1
     if game == "ringo" and t == "cell":
         return inp["cell"], 1 if inp["occupied"] else 0
     if game == "battleground" and t in ("fell", "stood"):

@@ -52,7 +52,10 @@ def game_objects(game: str) -> dict[str, str] | None:
     if game == "medieval-pong":
         from shared_rules import medieval_pong as mp
 
-        return {"%s.%s" % (side, t): "beam" for side in mp.SIDES for t in mp.tower_names(2)}
+        out = {"%s.%s" % (side, t): "beam" for side in mp.SIDES for t in mp.tower_names(2)}
+        # optional: the tilt switch in each tower (a roof or tower knocked over)
+        out.update({"%s.%s.tilt" % (side, t): "tilt" for side in mp.SIDES for t in mp.tower_names(2)})
+        return out
     if game == "plingpong":
         from shared_rules import plingpong
 
