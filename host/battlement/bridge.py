@@ -257,7 +257,6 @@ async def serve(args) -> int:
     app = create_app(bridge)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))

@@ -25,7 +25,7 @@ WHITE, GREEN, AMBER, RED, GOLD = 0xFFFFFF, 0x00FF40, 0xFFA000, 0xFF0000, 0xFFD00
 OFF = ("off", 0, 0)
 
 # cue name -> [(field, pattern, colour or "side", period_ms)]; a field names one object or a list of them.
-CUE_LIGHTS = {
+CUE_LIGHTS: dict[str, list[tuple[str, str, int | str, int]]] = {
     "move": [("from", "off", 0, 0), ("to", "solid", "side", 0)],
     "capture": [("from", "off", 0, 0), ("cell", "off", 0, 0), ("to", "solid", "side", 0)],
     "castle.entered": [("from", "off", 0, 0), ("castle", "blink", "side", 400)],
@@ -72,12 +72,9 @@ class Effects:
         if rules is None:
             return out
         for field, pattern, colour, period in rules:
-            if colour in ("side", "colour"):
-                rgb = SIDE_RGB.get(cue.get(colour, ""), WHITE)
-            else:
-                rgb = colour
+            rgb = SIDE_RGB.get(cue.get(colour, ""), WHITE) if isinstance(colour, str) else colour
             for name in _names(cue.get(field)):
-                led = self._led(self._object(cue, field, name), pattern, int(rgb), period)
+                led = self._led(self._object(cue, field, name), pattern, rgb, period)
                 if led:
                     out.append(led)
         return out

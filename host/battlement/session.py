@@ -134,7 +134,7 @@ class Session:
             self.counters["paused"] = self.counters.get("paused", 0) + 1
             self.journal.write_event(self.table, ev, obj, "paused")
             return {"ok": False, "message": "the game is paused"}
-        return self.apply(inp, source="sensor " + obj, event=(self.table, ev, obj))
+        return self.apply(inp, source="sensor %s" % obj, event=(self.table, ev, obj))
 
     def apply(self, inp: dict, source: str = "page", event=None) -> dict:
         """Journal, then apply one input. Returns {"ok", "message", "n"}; never raises for bad input."""
