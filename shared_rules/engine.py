@@ -51,23 +51,43 @@ _SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPED = {}  # type: dict  # the same few keys and names are escaped over and over; bounded for small boards
 
 
+def _plain(s):
+    """True if s is printable ASCII with no quote or backslash, so JSON needs no escapes.
+
+    Looks at the bytes, not the characters: MicroPython interns every one-character string a
+    loop over a str yields, and a new qstr can make a board allocate a whole qstr pool."""
+    try:
+        b = s.encode()
+    except UnicodeError:  # a lone surrogate (CPython)
+        return False
+    if len(b) != len(s):
+        return False
+    for o in b:
+        if o < 32 or o > 126 or o == 34 or o == 92:
+            return False
+    return True
+
+
 def _esc(s):
     done = _ESCAPED.get(s)
     if done is not None:
         return done
-    out = []
-    for c in s:
-        o = ord(c)
-        if c in _SHORT:
-            out.append(_SHORT[c])
-        elif o < 32 or 126 < o < 0x10000:
-            out.append("\\u%04x" % o)
-        elif o >= 0x10000:  # JSON spells astral characters as a surrogate pair
-            o -= 0x10000
-            out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
-        else:
-            out.append(c)
-    done = '"' + "".join(out) + '"'
+    if _plain(s):
+        done = '"' + s + '"'
+    else:
+        out = []
+        for c in s:
+            o = ord(c)
+            if c in _SHORT:
+                out.append(_SHORT[c])
+            elif o < 32 or 126 < o < 0x10000:
+                out.append("\\u%04x" % o)
+            elif o >= 0x10000:  # JSON spells astral characters as a surrogate pair
+                o -= 0x10000
+                out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
+            else:
+                out.append(c)
+        done = '"' + "".join(out) + '"'
     if len(s) <= 24 and len(_ESCAPED) < 256:
         _ESCAPED[s] = done
     return done
