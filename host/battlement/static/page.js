@@ -142,5 +142,16 @@
       send({ action: "new", options: options });
     };
   }
+  // one bridge, several tables: a link to each table's page of the same kind
+  const tables = window.BATTLEMENT_TABLES || [];
+  if (tables.length > 1 && role !== "side") {
+    const nav = el("nav", "Tables: ");
+    tables.forEach((t) => {
+      const a = el("a", t); a.href = location.pathname + "?table=" + encodeURIComponent(t) + (code ? "&code=" + code : "");
+      if (t === table) a.className = "current";
+      nav.appendChild(a); nav.appendChild(document.createTextNode(" "));
+    });
+    document.querySelector("header").appendChild(nav);
+  }
   connect();
 })();
