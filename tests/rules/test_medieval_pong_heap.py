@@ -1,0 +1,86 @@
+# rules-test: cpython-only
+"""Issue #4: a whole game of Medieval Pong fits in a 64 KB MicroPython heap.
+
+The rules are precompiled with mpy-cross, as a board would load them, into a temporary
+folder that comes first on MICROPYPATH (the sources stay out of reach), and random games
+are played under `micropython -X heapsize=...`. The measured figures are in
+docs/rules/medieval-pong.md; `make bench` measures the smallest heap for every game.
+"""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+from battlement.fwsim import compile_module
+from support.procs import MICROPYTHON
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+GAMES = (
+    "from shared_rules import engine, load\n"
+    "g = load('medieval-pong')\n"
+    "for seed in %r:\n"
+    "    m, n, done = engine.playout(g, %r, seed, engine.max_steps(g))\n"
+    "    assert done, 'seed %%d: no winner after %%d inputs' %% (seed, n)\n"
+    "    print('OK', seed, m.state['winner'], n)\n"
+    "    m = None  # a board keeps one game at a time\n"
+)
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """A folder holding shared_rules/*.mpy only, and an empty folder to run from."""
+    root = tmp_path_factory.mktemp("pong-heap")
+    pkg = root / "lib" / "shared_rules"
+    pkg.mkdir(parents=True)
+    for src in sorted((ROOT / "shared_rules").glob("*.py")):
+        compile_module(src, pkg / (src.stem + ".mpy"))
+    (root / "cwd").mkdir()
+    return root
+
+
+def play(board, heap, options, seeds):
+    """(exit code, output) of random games, one after the other, in one MicroPython process."""
+    env = dict(os.environ, MICROPYPATH=str(board / "lib"))
+    proc = subprocess.run(
+        [MICROPYTHON, "-X", "heapsize=" + heap, "-c", GAMES % (tuple(seeds), options)],
+        cwd=str(board / "cwd"), env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_the_rules_load_from_mpy_not_from_source(board):
+    code, out = play(board, "1M", None, [1])
+    assert code == 0, out
+    check = "import shared_rules.medieval_pong as m\nprint(m.__file__)\n"
+    env = dict(os.environ, MICROPYPATH=str(board / "lib"))
+    proc = subprocess.run([MICROPYTHON, "-c", check], cwd=str(board / "cwd"), env=env,
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert proc.stdout.strip().endswith("medieval_pong.mpy"), proc.stdout + proc.stderr
+
+
+def test_default_games_fit_in_a_64k_heap(board):
+    code, out = play(board, "64K", None, [1, 2, 3, 4, 5])
+    assert code == 0, out
+    assert out.count("OK ") == 5, out
+
+
+def test_tactical_and_extra_throw_games_fit_in_a_64k_heap(board):
+    for options in ({"tactical": True}, {"extra_throw": "both"}):
+        code, out = play(board, "64K", options, [6, 7])
+        assert code == 0, (options, out)
+
+
+def test_a_default_game_does_not_fit_in_a_much_smaller_heap(board):
+    # The measurement above means something: the heap limit is really applied.
+    code, out = play(board, "32K", None, [1])
+    assert code != 0 and "MemoryError" in out, out
+
+
+def test_two_set_and_team_games_fit_in_the_heap_measured_for_them(board):
+    # Not yet 64 KB: 36 towers of state, the alternative characters' and the team rules loaded
+    # too. The figures (about 66-68 KB) are in the doc; this keeps them from growing unnoticed.
+    for options in ({"sets": 2}, {"team": "full-set"}, {"team": "custom"}):
+        code, out = play(board, "72K", options, [1, 2])
+        assert code == 0, (options, out)
