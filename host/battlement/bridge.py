@@ -65,6 +65,7 @@ class Bridge:
         self.tasks: list[asyncio.Task] = []
         self.led_sent = None  # hook(led, t_sent) for the benchmark
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
+        self._shown: dict[tuple, tuple] = {}  # (table, board, target) -> what the LED was last sent
 
     # --- start / stop ----------------------------------------------------------------
 
@@ -141,7 +142,12 @@ class Bridge:
             finally:
                 self.journal.commit()
                 held, self._held = self._held, None
+                # Only the last command for each LED in a burst matters, and only if it changes what
+                # the LED shows (a piece lifted and put back within one burst sends nothing).
+                last: dict[tuple, Led] = {}
                 for led in held or ():
+                    last[(led.table, led.board, led.target)] = led
+                for led in last.values():
                     self._deliver(led)
 
     def handle(self, msg) -> None:
@@ -159,6 +165,8 @@ class Bridge:
                 missing = sorted(s for s in tmap.sensors_of(msg.board) if s not in msg.sensors)
                 if missing:
                     self._note("board %s has no sensor(s) %s that %s maps" % (msg.board, ", ".join(missing), tmap.path))
+                for key in [k for k in self._shown if k[:2] == (table, msg.board)]:
+                    del self._shown[key]
                 self.sessions[table].forget_board(msg.board)
         elif isinstance(msg, Reply) and not msg.ok:
             self.counters["board-errors"] += 1
@@ -175,6 +183,9 @@ class Bridge:
     def _deliver(self, led: Led) -> None:
         from battlement.transport import BadCommand, MqttTransport, NoRoute
 
+        key, now = (led.table, led.board, led.target), (led.pattern, led.rgb, led.period_ms)
+        if self._shown.get(key) == now:
+            return
         # a board is reached by whichever transport heard its hello (serial routes by board id alone)
         for t in self.transports:
             cmd = led if isinstance(t, MqttTransport) else Led(led.board, led.target, led.pattern, led.rgb,
@@ -187,6 +198,7 @@ class Bridge:
                 self._note(str(e))
                 break
             self.counters["led-sent"] += 1
+            self._shown[key] = now
             if self.led_sent:
                 self.led_sent(led, time.perf_counter())
             return
