@@ -53,14 +53,15 @@ MODES = {
     "archer": "the Archer's throw: step back one pace; a hit makes your opponent destroy a second tower",
     "catapult": "the Catapult's throw: flick the ball from a tower on your rampart",
 }
-ROWS = {1: (("A", 3), ("B", 3), ("C", 3)), 2: (("A", 5), ("B", 4), ("C", 3), ("D", 3), ("E", 2), ("F", 1))}
+# Towers in each row A, B, C...: flat tuples of numbers (nested tuples of names cost a board 1 KB).
+ROWS = {1: (3, 3, 3), 2: (5, 4, 3, 3, 2, 1)}
 
 
 def tower_names(sets):
     out = []
-    for row, n in ROWS[sets]:
+    for row, n in enumerate(ROWS[sets]):
         for i in range(1, n + 1):
-            out.append("%s%d" % (row, i))
+            out.append("%c%d" % (65 + row, i))  # %c, not chr(): chr() interns a new qstr on MicroPython
     return out
 
 
@@ -189,10 +190,11 @@ def _bare_crowns(state, s):
 
 
 def _rebuild_options(state, s):
+    """(towers on the rampart, discarded characters): a rebuild takes one of each. Not their product:
+    9 x 9 pairs would be a board's biggest list just to ask whether there is one."""
     side = state["sides"][s]
     box = [t for t in sorted(side["towers"]) if side["towers"][t]["st"] == "box"]
-    chars = sorted(set(side["discarded"]))
-    return [(t, c) for t in box for c in chars]
+    return box, sorted(set(side["discarded"]))
 
 
 # ---------------------------------------------------------------- steps (what the game waits for)
@@ -287,7 +289,8 @@ def legal(state):
         targets = _cover_targets(state, by) if k != "trap" else _trap_targets(state, by)
         out = [{"t": k, "by": by, "tower": t} for t in targets]
     elif k == "rebuild":
-        out = [{"t": "rebuild", "by": by, "tower": t, "character": c} for t, c in _rebuild_options(state, by)]
+        box, chars = _rebuild_options(state, by)
+        out = [{"t": "rebuild", "by": by, "tower": t, "character": c} for t in box for c in chars]
         out.append({"t": "pass", "by": by})
     else:  # destroy
         choices = _bare_crowns(state, by) if h.get("forced") else _destroy_choices(state, by)
@@ -626,7 +629,8 @@ def on_rebuild(state, inp, fx):
     s = inp["by"]
     t = _tower_arg(state, s, inp)
     c = _need(inp, "character")
-    if (t, c) not in _rebuild_options(state, s):
+    box, chars = _rebuild_options(state, s)
+    if t not in box or c not in chars:
         raise _refused("no-rebuild", s, t, title(c) if c in CHARACTERS else c)
     side = state["sides"][s]
     side["discarded"].remove(c)
@@ -817,7 +821,7 @@ def _enter(state, fx):
             _to_box(state, by, h["tower"])
         elif k == "trap" and not _trap_targets(state, by):
             say(fx, "No tower left to hide the trap in.")
-        elif k == "rebuild" and not _rebuild_options(state, by):
+        elif k == "rebuild" and not all(_rebuild_options(state, by)):  # no tower or no character
             say(fx, "Nothing to rebuild.")
         elif k == "destroy" and not h.get("forced") and not _destroy_choices(state, by):
             say(fx, "%s has no other choice than to destroy one of its own crowns!" % side_name(by))
