@@ -236,8 +236,13 @@ def _ball_inputs(state, exclude=()):
     return out
 
 
-def _tilt_inputs(state):
-    return [{"t": "tilt", "side": s, "tower": t} for s in SIDES for t in _roofs(state, s)]
+def _with_tilts(state, out):
+    """out plus a tilt for every roof (one may tip at any moment of play), appended in place:
+    `out + tilts` would copy a list of up to a hundred inputs on a small board."""
+    for s in SIDES:
+        for t in _roofs(state, s):
+            out.append({"t": "tilt", "side": s, "tower": t})
+    return out
 
 
 def legal(state):
@@ -270,14 +275,14 @@ def legal(state):
         out.append({"t": "miss", "by": s})
         if _may_swap(state, h):
             out.append({"t": "swap", "by": s})
-        return out + _tilt_inputs(state)
+        return _with_tilts(state, out)
     if k == "fire":
         origin = h["origin"]
         out = _ball_inputs(state)
         out.extend({"t": "tie", "side": other(origin), "tower": t} for t in enterable(state, other(origin)))
         if h["kind"] == "ninja":
             out.append({"t": "touch", "by": origin})
-        return out + _tilt_inputs(state)
+        return _with_tilts(state, out)
     by = h["by"]
     if k == "choose":
         out = [{"t": "choose", "by": by, "side": e[0], "tower": e[1]} for e in h["entered"]]
@@ -295,7 +300,7 @@ def legal(state):
     else:  # destroy
         choices = _bare_crowns(state, by) if h.get("forced") else _destroy_choices(state, by)
         out = [{"t": "destroy", "by": by, "tower": t} for t in choices]
-    return out + _tilt_inputs(state)
+    return _with_tilts(state, out)
 
 
 def _trap_targets(state, s):
