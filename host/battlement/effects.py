@@ -24,7 +24,9 @@ SIDE_RGB = {
 WHITE, GREEN, AMBER, RED, GOLD = 0xFFFFFF, 0x00FF40, 0xFFA000, 0xFF0000, 0xFFD000
 OFF = ("off", 0, 0)
 
-# cue name -> [(field, pattern, colour or "side", period_ms)]; a field names one object or a list of them.
+# cue name -> [(field, pattern, colour or "side"/"colour", period_ms)]; a field names one object or a list.
+# Cues that change the board (see session.RELIGHT) redraw the table after these, so e.g. a fallen
+# Battleground figure simply goes dark.
 CUE_LIGHTS: dict[str, list[tuple[str, str, int | str, int]]] = {
     "move": [("from", "off", 0, 0), ("to", "solid", "side", 0)],
     "capture": [("from", "off", 0, 0), ("cell", "off", 0, 0), ("to", "solid", "side", 0)],
@@ -35,7 +37,7 @@ CUE_LIGHTS: dict[str, list[tuple[str, str, int | str, int]]] = {
     "ball.in": [("tower", "blink", WHITE, 200)],  # hit flash until the next turn's relight
     "tower.destroyed": [("tower", "off", 0, 0)],
     "crown.exposed": [("tower", "blink", GOLD, 500)],
-    "fell": [("piece", "blink", RED, 300)],
+    "stand": [("piece", "pulse", AMBER, 800)],  # "stand this piece back up"
     "cup.add": [("cup", "pulse", "colour", 800)],  # "add a cup here", in the cup's colour
 }
 

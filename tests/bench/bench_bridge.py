@@ -1,8 +1,8 @@
 """The bridge: overhead from an event arriving to its LED command leaving, tables per broker, start-up time.
 
 Each figure is printed beside a baseline measured in the same run:
-- latency (serial pty and MQTT): a board writes an event (a Ringo piece lifted), time until the
-  LED command the rules caused comes back to the board. Baseline: the same transport with a bare
+- latency (serial pty and MQTT): a board writes an event (a Ringo piece lifted, or put back), time
+  until the LED command the rules caused for that cell comes back to the board. Baseline: the same transport with a bare
   handler that answers every event with an LED command at once (no map, journal, rules or effects).
 - throughput: 100 Ringo tables on one Mosquitto, one board each, bursts of sensor changes from a
   publisher process; events/s fully handled (journalled, ruled, lit). Baseline: a raw paho
@@ -69,7 +69,7 @@ class PtyBoard:
         while True:
             while b"\n" in self.buf:
                 line, self.buf = self.buf.split(b"\n", 1)
-                if line.startswith(b"led ") and (b" blink " in line or b" pulse " in line):
+                if is_b5_led(line):
                     return time.perf_counter()
             self.buf += os.read(self.master, 4096)
 
@@ -88,19 +88,21 @@ class PtyBoard:
         os.close(self.slave)
 
 
+def is_b5_led(frame):
+    """An LED command for cell b5's pixel (board ring-5, target b): what a lift or a put-back changes."""
+    parts = frame.split(b" ")
+    return len(parts) > 3 and parts[0] == b"led" and parts[3] == b"b"
+
+
 def measure(write, wait_led, evs, ready, drain=lambda: None):
-    """Lift (timed: waits for its cue's LED) then put back (not timed: no LED for a restored board)."""
+    """Each event (lift: b5 blinks; put back: b5 lit again) timed until its LED command arrives."""
     lat = []
     ready.wait(10)
-    for i, f in enumerate(evs):
-        if i % 2 == 0:
-            drain()  # the relight after a hello, the evacks: not what is timed
+    for f in evs:
+        drain()  # the relight after a hello, evacks, other pixels: not what is timed
         t0 = time.perf_counter()
         write(f)
-        if i % 2 == 0:
-            lat.append(wait_led() - t0)
-        else:
-            time.sleep(0.0005)
+        lat.append(wait_led() - t0)
     return lat
 
 
@@ -111,8 +113,8 @@ async def bare_handler(transport, stop):
             msg = await asyncio.wait_for(transport.get(), 0.2)
         except TimeoutError:
             continue
-        if isinstance(msg, Event) and msg.value == 0:
-            await transport.send(Led(msg.board, "b", "pulse", 0x00FF40, 1000, msg.table))
+        if isinstance(msg, Event):
+            await transport.send(Led(msg.board, "b", "blink" if msg.value == 0 else "solid", 0xFF5000, 400, msg.table))
 
 
 async def serial_latency(bare):
@@ -169,7 +171,7 @@ class MqttBoard:
         self.c.loop_start()
 
     def _msg(self, c, u, m):
-        if m.payload.startswith(b"led ") and (b" blink " in m.payload or b" pulse " in m.payload):
+        if is_b5_led(m.payload):
             with self.leds:
                 self.led_times.append(time.perf_counter())
                 self.leds.notify()
