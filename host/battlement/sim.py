@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import random
+import socket
 import sys
 import time
 import tty
@@ -174,6 +175,9 @@ class MqttLink:
         board.write = self._write
 
     def _connected(self, client, userdata, flags, rc, props=None):
+        sock = client.socket()
+        if sock is not None and hasattr(sock, "setsockopt"):  # small frames go at once, as the firmware's do
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client.subscribe(self.down, qos=1)
         client.publish(self.status, b"online", qos=1, retain=True)
         if self.loop:
