@@ -94,11 +94,15 @@ def parse_unlocked(text):
 
 
 def __getattr__(name):
-    """SCENARIOS and PADLOCKS live with the team rules, loaded only when asked for."""
-    if name in ("SCENARIOS", "PADLOCKS"):
+    """SCENARIOS and PADLOCKS live with the team rules and the padlocks, loaded only when asked for."""
+    if name == "SCENARIOS":
         from shared_rules import pong_team
 
-        return getattr(pong_team, name)
+        return pong_team.SCENARIOS
+    if name == "PADLOCKS":
+        from shared_rules import pong_padlocks
+
+        return pong_padlocks.PADLOCKS
     raise AttributeError(name)
 
 
@@ -953,6 +957,6 @@ def unlocks(state, progress, pick=None):
     character whose padlock to tick; default the one closest to unlocking (ties by name).
     The result adds "unlocked": the characters with every padlock ticked, for the `unlocked` option.
     """
-    from shared_rules import pong_team
+    from shared_rules import pong_padlocks
 
-    return pong_team.unlocks(state, progress, pick)
+    return pong_padlocks.unlocks(state, progress, pick)

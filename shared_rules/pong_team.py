@@ -1,5 +1,5 @@
 """Medieval Pong, the rarely needed team rules: Build Your Team scenarios, custom picks, the
-full-set draft, the `unlocked` option and the padlocks (docs/rules/medieval-pong.md).
+full-set draft and the `unlocked` option (docs/rules/medieval-pong.md).
 
 medieval_pong imports this module only when the options ask for one of these, so a default
 game on a small board never loads it. Runs under CPython and MicroPython; pure, no I/O.
@@ -18,9 +18,6 @@ SCENARIOS = {
     "vanished-dragon": ("princess", "king", "seer", "architect", "gunner", "blacksmith", "ninja",
                         "two-sword-knight", "archer"),
 }
-# Padlocks printed on each alternative token (the rulebook does not give the numbers; see the doc).
-PADLOCKS = {"archer": 2, "catapult": 3, "guard": 2, "hunter": 3, "ninja": 1, "two-sword-knight": 1}
-
 
 def parse_unlocked(text):
     """The alternative characters the option `unlocked` allows (sorted)."""
@@ -109,29 +106,3 @@ def on_pick(state, inp, fx):
         state["phase"] = "place"
         say(fx, "Both teams are complete. Place your characters in your towers, in secret.")
         cue(fx, "setup.place")
-
-
-def unlocks(state, progress, pick=None):
-    """See medieval_pong.unlocks."""
-    if not state["over"]:
-        raise Illegal("padlocks are ticked after a finished game")
-    ticks = {}
-    old = (progress or {}).get("ticks") or {}
-    for c in sorted(old):
-        if c in PADLOCKS:
-            ticks[c] = min(int(old[c]), PADLOCKS[c])
-    locked = [c for c in sorted(PADLOCKS) if ticks.get(c, 0) < PADLOCKS[c]]
-    if pick is None and locked:
-        best = None
-        for c in locked:
-            left = PADLOCKS[c] - ticks.get(c, 0)
-            if best is None or left < best[0]:
-                best = (left, c)
-        pick = best[1]
-    if pick is not None:
-        if pick not in PADLOCKS:
-            raise Illegal("%r has no padlock (alternative characters: %s)" % (pick, ", ".join(ALTERNATIVE)))
-        if pick not in locked:
-            raise Illegal("the %s is already unlocked" % title(pick))
-        ticks[pick] = ticks.get(pick, 0) + 1
-    return {"ticks": ticks, "unlocked": [c for c in sorted(PADLOCKS) if ticks.get(c, 0) >= PADLOCKS[c]]}
