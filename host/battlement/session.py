@@ -149,7 +149,12 @@ class Session:
         except Illegal as e:
             self.journal.refuse(self.game_id, n, e.reason)
             self.counters["illegal"] += 1
-            self._note("Refused (%s): %s" % (source, e.reason), kind="illegal")
+            if source.startswith("side "):  # a refused secret decision may name the secret: tell that side only
+                side = source[5:]
+                self.private.setdefault(side, []).append("Refused: %s" % e.reason)
+                del self.private[side][:-KEEP_NOTES]
+            else:
+                self._note("Refused (%s): %s" % (source, e.reason), kind="illegal")
             self._changed()
             return {"ok": False, "message": e.reason, "n": n}
         self.counters["inputs"] += 1

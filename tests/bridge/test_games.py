@@ -63,3 +63,17 @@ def test_a_silent_turn_becomes_a_miss_after_the_throw_timeout_and_undo_takes_it_
         finally:
             await b.stop()
     asyncio.run(go())
+
+
+def test_a_refused_secret_decision_is_told_to_its_side_only(tmp_path):
+    from battlement.journal import Journal
+    from battlement.session import Session
+
+    s = Session(for_game("medieval-pong"), Journal(str(tmp_path / "j.sqlite")))
+    assert s.apply({"t": "place", "by": "red", "tower": "B2", "character": "king"}, "side red")["ok"]
+    again = s.apply({"t": "place", "by": "red", "tower": "C3", "character": "king"}, "side red")
+    assert not again["ok"]
+    public = str(s.public())
+    assert again["message"] not in public and "Refused" not in public
+    assert any(m.startswith("Refused") for m in s.for_side("red")["private"])
+    assert not any(m.startswith("Refused") for m in s.for_side("blue")["private"])
