@@ -117,6 +117,30 @@ async def bare_handler(transport, stop):
             await transport.send(Led(msg.board, "b", "blink" if msg.value == 0 else "solid", 0xFF5000, 400, msg.table))
 
 
+async def start_side(bare, make_transport, make_bridge):
+    """The measured side: a bare transport answering at once, or the whole bridge. Returns stop()."""
+    if bare:
+        t = make_transport()
+        await t.start()
+        stop = asyncio.Event()
+        task = asyncio.create_task(bare_handler(t, stop))
+
+        async def close():
+            stop.set()
+            await task
+            await t.stop()
+        return close
+    b = make_bridge()
+    await b.start()
+    return b.stop
+
+
+async def run_board(thread):
+    thread.start()
+    while thread.is_alive():
+        await asyncio.sleep(0.01)
+
+
 async def serial_latency(bare):
     from battlement.transport import SerialTransport
 
@@ -126,26 +150,13 @@ async def serial_latency(bare):
     ready = threading.Event()
     thread = threading.Thread(target=lambda: result.setdefault("lat", measure(board.write, board.wait_led, evs, ready, board.drain)))
     with tempfile.TemporaryDirectory() as d:
-        if bare:
-            t = SerialTransport([board.path])
-            await t.start()
-            stop = asyncio.Event()
-            task = asyncio.create_task(bare_handler(t, stop))
-        else:
-            b = Bridge([ringo_map("bench")], os.path.join(d, "j.sqlite"), serial=[board.path])
-            await b.start()
+        close = await start_side(bare, lambda: SerialTransport([board.path]),
+                                 lambda: Bridge([ringo_map("bench")], os.path.join(d, "j.sqlite"), serial=[board.path]))
         board.write(hello)
         await asyncio.sleep(0.3)
         ready.set()
-        thread.start()
-        while thread.is_alive():
-            await asyncio.sleep(0.01)
-        if bare:
-            stop.set()
-            await task
-            await t.stop()
-        else:
-            await b.stop()
+        await run_board(thread)
+        await close()
     board.close()
     return result["lat"]
 
@@ -200,14 +211,8 @@ async def mqtt_latency(broker, bare, table):
 
     hello, evs = frames()
     with tempfile.TemporaryDirectory() as d:
-        if bare:
-            t = MqttTransport(broker.url)
-            await t.start()
-            stop = asyncio.Event()
-            task = asyncio.create_task(bare_handler(t, stop))
-        else:
-            b = Bridge([ringo_map(table)], os.path.join(d, "j.sqlite"), mqtt=broker.url)
-            await b.start()
+        close = await start_side(bare, lambda: MqttTransport(broker.url),
+                                 lambda: Bridge([ringo_map(table)], os.path.join(d, "j.sqlite"), mqtt=broker.url))
         await asyncio.sleep(0.3)
         board = MqttBoard(broker.url, table)
         board.write(hello)
@@ -218,16 +223,9 @@ async def mqtt_latency(broker, bare, table):
         result = {}
         thread = threading.Thread(target=lambda: result.setdefault("lat", measure(board.write, board.wait_led, evs, ready, board.drain)))
         ready.set()
-        thread.start()
-        while thread.is_alive():
-            await asyncio.sleep(0.01)
+        await run_board(thread)
         board.close()
-        if bare:
-            stop.set()
-            await task
-            await t.stop()
-        else:
-            await b.stop()
+        await close()
     return result["lat"]
 
 

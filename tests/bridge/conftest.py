@@ -1,6 +1,5 @@
 """Helpers for the bridge tests: a bridge in this process, or `battlement run` as a real child process."""
 
-import asyncio
 import json
 import os
 import pathlib
@@ -11,18 +10,11 @@ import time
 import urllib.request
 
 import pytest
+from support.aio import until  # noqa: F401 -- the bridge tests wait the same way as the transport tests
 from support.procs import free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BATTLEMENT = str(pathlib.Path(sys.executable).parent / "battlement")
-
-
-async def until(cond, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for " + what)
-        await asyncio.sleep(0.01)
 
 
 class BridgeProcess:
