@@ -10,7 +10,6 @@ a game can be played with no hardware, the page's sensor buttons acting as senso
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -330,10 +329,3 @@ def register(sub) -> None:
     p.add_argument("--volume", type=int, default=100, help="volume 0-200 (default 100)")
     p.set_defaults(func=run)
 
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="battlement-run")
-    sub = parser.add_subparsers()
-    register(sub)
-    args = parser.parse_args(["run"] + list(argv or []))
-    return args.func(args)

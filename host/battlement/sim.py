@@ -11,7 +11,6 @@ separately.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import errno
 import json
@@ -347,10 +346,3 @@ def register(sub) -> None:
     p.add_argument("--linger", type=float, default=1.0, help="seconds to keep answering after the script")
     p.set_defaults(func=run)
 
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="battlement-sim")
-    sub = parser.add_subparsers()
-    register(sub)
-    args = parser.parse_args(["sim"] + list(argv or []))
-    return args.func(args)
