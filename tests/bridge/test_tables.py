@@ -94,3 +94,11 @@ def test_a_pong_tower_tipping_over_is_a_tilt_input():
     assert r.place(ball)[:2] == ("blue.C3", {"t": "ball", "side": "blue", "tower": "C3"})
     upright = Event(None, "red-kingdom", 1, 3, "tilt-b2", "tilt", 0, 0, 0)
     assert r.place(upright)[1] is None and r.counters == {"ignored": 1}
+
+
+def test_a_table_built_for_another_game_is_refused(tmp_path):
+    r = subprocess.run([BATTLEMENT, "run", "--game", "ringo", "--table", "hardware/tables/plingpong.toml",
+                        "--simulate", "--journal", str(tmp_path / "j.sqlite")],
+                       check=False, capture_output=True, text=True, timeout=60, cwd=str(ROOT))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--game ringo but hardware/tables/plingpong.toml is a plingpong table" in r.stderr
