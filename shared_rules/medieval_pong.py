@@ -159,20 +159,32 @@ def _covered(state, s, t):
     return None
 
 
-def enterable(state, s):
-    """Towers of side s a ball can enter now: standing, uncovered, and guard towers on top."""
-    tw = _towers(state, s)
-    return [t for t in sorted(tw) if (tw[t]["st"] == "up" and _covered(state, s, t) is None) or tw[t]["st"] == "guard"]
+# The tower queries loop rather than use comprehensions: each comprehension is one more
+# function object, about 100 bytes of a board's heap.
 
 
-def _roofs(state, s):
+def _with_status(state, s, st):
+    """Towers of side s with status st ("up", "box", "roof", "guard", "hand"), by name."""
     tw = _towers(state, s)
-    return [t for t in sorted(tw) if tw[t]["st"] == "roof"]
+    out = []
+    for t in sorted(tw):
+        if tw[t]["st"] == st:
+            out.append(t)
+    return out
 
 
 def _cover_targets(state, s):
-    tw = _towers(state, s)
-    return [t for t in sorted(tw) if tw[t]["st"] == "up" and _covered(state, s, t) is None]
+    """Standing towers with nothing on top: where a roof or a guard tower can go."""
+    out = []
+    for t in _with_status(state, s, "up"):
+        if _covered(state, s, t) is None:
+            out.append(t)
+    return out
+
+
+def enterable(state, s):
+    """Towers of side s a ball can enter now: standing, uncovered, and guard towers on top."""
+    return sorted(_cover_targets(state, s) + _with_status(state, s, "guard"))
 
 
 def _destroy_choices(state, s):
@@ -189,16 +201,17 @@ def _destroy_choices(state, s):
 
 def _bare_crowns(state, s):
     tw = _towers(state, s)
-    return [t for t in sorted(tw) if tw[t]["st"] == "up" and tw[t]["crown"] and tw[t]["ch"] is None
-            and _covered(state, s, t) is None]
+    out = []
+    for t in _cover_targets(state, s):
+        if tw[t]["crown"] and tw[t]["ch"] is None:
+            out.append(t)
+    return out
 
 
 def _rebuild_options(state, s):
     """(towers on the rampart, discarded characters): a rebuild takes one of each. Not their product:
     9 x 9 pairs would be a board's biggest list just to ask whether there is one."""
-    side = state["sides"][s]
-    box = [t for t in sorted(side["towers"]) if side["towers"][t]["st"] == "box"]
-    return box, sorted(set(side["discarded"]))
+    return _with_status(state, s, "box"), sorted(set(state["sides"][s]["discarded"]))
 
 
 # ---------------------------------------------------------------- steps (what the game waits for)
@@ -224,7 +237,11 @@ def awaiting(state):
 
         return pong_team.team_awaiting(state)
     if state["phase"] == "place":
-        return [s for s in SIDES if not state["sides"][s]["ready"]]
+        out = []
+        for s in SIDES:
+            if not state["sides"][s]["ready"]:
+                out.append(s)
+        return out
     h = _head(state)
     if h["k"] == "fire":
         return list(SIDES)
@@ -244,7 +261,7 @@ def _with_tilts(state, out):
     """out plus a tilt for every roof (one may tip at any moment of play), appended in place:
     `out + tilts` would copy a list of up to a hundred inputs on a small board."""
     for s in SIDES:
-        for t in _roofs(state, s):
+        for t in _with_status(state, s, "roof"):
             out.append({"t": "tilt", "side": s, "tower": t})
     return out
 
@@ -268,8 +285,9 @@ def legal(state):
             # apply() takes the characters in any order; listing only the next one (every tower for
             # it) still reaches every layout and keeps the list 9 long instead of 81 (small boards).
             c = side["hand"][0]
-            empty = [t for t in sorted(side["towers"]) if side["towers"][t]["ch"] is None]
-            out.extend({"t": "place", "by": s, "tower": t, "character": c} for t in empty)
+            for t in sorted(side["towers"]):
+                if side["towers"][t]["ch"] is None:
+                    out.append({"t": "place", "by": s, "tower": t, "character": c})
         return out
     h = _head(state)
     k = h["k"]
@@ -283,33 +301,39 @@ def legal(state):
     if k == "fire":
         origin = h["origin"]
         out = _ball_inputs(state)
-        out.extend({"t": "tie", "side": other(origin), "tower": t} for t in enterable(state, other(origin)))
+        for t in enterable(state, other(origin)):
+            out.append({"t": "tie", "side": other(origin), "tower": t})
         if h["kind"] == "ninja":
             out.append({"t": "touch", "by": origin})
         return _with_tilts(state, out)
     by = h["by"]
+    out = []
     if k == "choose":
-        out = [{"t": "choose", "by": by, "side": e[0], "tower": e[1]} for e in h["entered"]]
+        for e in h["entered"]:
+            out.append({"t": "choose", "by": by, "side": e[0], "tower": e[1]})
     elif k == "swap":
-        out = [{"t": "swap", "by": by}]
+        out.append({"t": "swap", "by": by})
     elif k == "ask":
-        out = [{"t": "ask", "by": by, "character": c} for c in CHARACTERS]
-    elif k in ("roof", "stack", "trap"):
-        targets = _cover_targets(state, by) if k != "trap" else _trap_targets(state, by)
-        out = [{"t": k, "by": by, "tower": t} for t in targets]
+        for c in CHARACTERS:
+            out.append({"t": "ask", "by": by, "character": c})
     elif k == "rebuild":
         box, chars = _rebuild_options(state, by)
-        out = [{"t": "rebuild", "by": by, "tower": t, "character": c} for t in box for c in chars]
+        for t in box:
+            for c in chars:
+                out.append({"t": "rebuild", "by": by, "tower": t, "character": c})
         out.append({"t": "pass", "by": by})
-    else:  # destroy
-        choices = _bare_crowns(state, by) if h.get("forced") else _destroy_choices(state, by)
-        out = [{"t": "destroy", "by": by, "tower": t} for t in choices]
+    else:  # a tower to choose: roof, stack, trap or destroy
+        if k == "destroy":
+            towers = _bare_crowns(state, by) if h.get("forced") else _destroy_choices(state, by)
+        else:
+            towers = _trap_targets(state, by) if k == "trap" else _cover_targets(state, by)
+        for t in towers:
+            out.append({"t": k, "by": by, "tower": t})
     return _with_tilts(state, out)
 
 
 def _trap_targets(state, s):
-    tw = _towers(state, s)
-    return [t for t in sorted(tw) if tw[t]["st"] == "up"]
+    return _with_status(state, s, "up")
 
 
 def _may_swap(state, h):
@@ -598,7 +622,10 @@ def on_ask(state, inp, fx):
         raise _refused("no-seer", c, ", ".join(CHARACTERS))
     o = other(s)
     tw = _towers(state, o)
-    where = [t for t in sorted(tw) if tw[t]["ch"] == c and tw[t]["st"] == "up"]
+    where = []
+    for t in _with_status(state, o, "up"):
+        if tw[t]["ch"] == c:
+            where.append(t)
     if where:
         answer = "The Seer says: %s's %s is in tower %s." % (side_name(o), title(c), " and tower ".join(where))
     else:
@@ -869,7 +896,10 @@ def _choices_of(state, h):
     if k == "ask":
         return list(CHARACTERS)
     if k == "choose":
-        return [e[0] + ":" + e[1] for e in h["entered"]]
+        out = []
+        for e in h["entered"]:
+            out.append(e[0] + ":" + e[1])
+        return out
     return None
 
 
