@@ -7,7 +7,8 @@ padlock progress (and any other per-table progress) lives in `progress`.
 
 WAL mode with synchronous=NORMAL: a commit is in the OS before we go on, which
 survives a killed process without an fsync per ball; the WAL is checkpointed (and
-fsynced) by a background thread every few seconds, never in the middle of a throw.
+fsynced) by a background thread when the table has been quiet for a moment (at
+the latest every 30 s), so the fsync does not land in the middle of a throw.
 A sensed event and the input it means are one commit; an input is recorded as
 "pending" and stays so once applied: replaying it gives the same result, and a
 refused one is marked "illegal" with its reason.
@@ -21,7 +22,9 @@ import sqlite3
 import threading
 import time
 
-CHECKPOINT_EVERY = 2.0  # seconds between background WAL checkpoints
+CHECKPOINT_EVERY = 2.0  # seconds between looks at the WAL
+CHECKPOINT_IDLE = 0.5  # checkpoint once the table has been quiet this long...
+CHECKPOINT_LATEST = 30.0  # ...or at the latest after this long, busy or not
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -80,6 +83,7 @@ class Journal:
         self.db.executescript(SCHEMA)
         self._next_n: dict[int, int] = {}
         self.in_batch = False
+        self.last_write = 0.0  # monotonic time of the last journalled input or event
         self._stop = threading.Event()
         self._checkpointer = None
         if path != ":memory:":
@@ -99,10 +103,15 @@ class Journal:
 
     def _checkpoint_loop(self) -> None:
         db = sqlite3.connect(self.path, isolation_level=None)
+        done = time.monotonic()
         try:
             while not self._stop.wait(CHECKPOINT_EVERY):
+                now = time.monotonic()
+                if now - self.last_write < CHECKPOINT_IDLE and now - done < CHECKPOINT_LATEST:
+                    continue  # a throw is under way: do not compete with it for the disk
                 try:
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    done = now
                 except sqlite3.Error:
                     pass  # busy now: the next round will do it
         finally:
@@ -172,6 +181,7 @@ class Journal:
         applied; returns its number in the game."""
         n = self._n(game_id)
         now = time.time()
+        self.last_write = time.monotonic()
         own = event is not None and not self.in_batch  # the event and its input: one commit
         if own:
             self.db.execute("BEGIN")
@@ -220,6 +230,7 @@ class Journal:
 
     def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> int:
         """A sensed event that became no input (unmapped, ignored, paused)."""
+        self.last_write = time.monotonic()
         return self._insert_event(table, ev, obj, outcome, time.time())
 
     def event_outcome(self, event_id: int, outcome: str) -> None:
