@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
 import ssl
 import threading
 import uuid
@@ -98,6 +99,14 @@ class MqttTransport(Transport):
         # and the inbox drops the copies, so a clean session is enough.
         sub = "%s/%s/+/" % (ROOT, self.table or "+")
 
+        def on_socket_open(client, userdata, sock):
+            # Nagle's algorithm holds small MQTT packets ~40 ms waiting for an ACK;
+            # our frames are tiny and latency-bound, so send each at once.
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except (OSError, AttributeError):  # TLS wrappers / non-TCP sockets
+                pass
+
         def on_connect(client, userdata, flags, reason_code, properties):
             if reason_code.is_failure:
                 loop.call_soon_threadsafe(self._link_state, "refused: %s" % reason_code)
@@ -120,6 +129,7 @@ class MqttTransport(Transport):
                 self._wake_due = True
             loop.call_soon_threadsafe(self._drain_inbound)
 
+        c.on_socket_open = on_socket_open
         c.on_connect = on_connect
         c.on_disconnect = on_disconnect
         c.on_connect_fail = on_connect_fail
