@@ -384,7 +384,7 @@ def result(board, castle, side_to_move, opts, quiet=0):
 # On CPython, one shared input dict per (side, from, to), built on first use:
 # legal() hands out these same objects, so callers must not change them. A
 # board (MicroPython) builds fresh ones instead: RAM is scarcer than time there.
-_INPUTS = {ATT: {}, DEF: {}}
+_INPUTS = {ATT: {}, DEF: {}}  # type: dict
 _SHARE_INPUTS = sys.implementation.name != "micropython"
 
 
