@@ -138,6 +138,8 @@ def setup(options, seed):
         state["sides"][s] = {"towers": towers, "hand": list(hand), "ready": False, "discarded": [],
                              "bitten": False, "trap": None, "picked": 0}
     if team == "full-set":
+        from shared_rules import pong_team
+
         state["pool"] = pong_team.draft_pool(unlocked)
     return state
 
