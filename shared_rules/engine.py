@@ -37,11 +37,23 @@ _LEAVES = (str, int, bool, float, type(None))
 
 
 def clone(obj):
-    """Deep copy of plain data (MicroPython has no copy module). Leaves are shared, not visited."""
+    """Deep copy of plain data (MicroPython has no copy module). Leaves are shared, not visited.
+
+    dict()/list() copy a container in one allocation of the right size, and only the nested
+    containers are replaced: a comprehension grows each copy step by step, leaving a small
+    board's heap in fragments."""
     if isinstance(obj, dict):
-        return {k: (v if isinstance(v, _LEAVES) else clone(v)) for k, v in obj.items()}
+        out = dict(obj)
+        for k, v in obj.items():
+            if not isinstance(v, _LEAVES):
+                out[k] = clone(v)
+        return out
     if isinstance(obj, (list, tuple)):
-        return [v if isinstance(v, _LEAVES) else clone(v) for v in obj]
+        out = list(obj)
+        for i in range(len(out)):
+            if not isinstance(out[i], _LEAVES):
+                out[i] = clone(out[i])
+        return out
     return obj
 
 
