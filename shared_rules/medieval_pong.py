@@ -437,7 +437,7 @@ def on_place(state, inp, fx):
     t = _tower_arg(state, s, inp)
     c = _need(inp, "character")
     if c not in side["hand"]:
-        raise _refused("no-char", s, c, ", ".join(side["hand"]) or "none")
+        raise _refused("place", s, c, ", ".join(side["hand"]) or "none")
     if side["towers"][t]["ch"] is not None:
         raise _refused("occupied", t, s)
     side["hand"].remove(c)
@@ -452,7 +452,7 @@ def on_ready(state, inp, fx):
     s = inp["by"]
     side = state["sides"][s]
     if side["hand"]:
-        raise _refused("unplaced", s, ", ".join(side["hand"]))
+        raise _refused("ready", s, ", ".join(side["hand"]))
     side["ready"] = True
     say(fx, "%s's kingdom is ready." % side_name(s))
     cue(fx, "setup.ready", side=s)
@@ -544,7 +544,7 @@ def on_choose(state, inp, fx):
     k = _side_arg(inp)
     t = _tower_arg(state, k, inp)
     if [k, t] not in h["entered"]:
-        raise _refused("no-ball", t, k)
+        raise _refused("choose", t, k)
     _resolve_hit(state, fx, h["by"], h["mode"], k, t)
 
 
@@ -591,7 +591,7 @@ def on_tilt(state, inp, fx):
     t = _tower_arg(state, s, inp)
     x = _towers(state, s)[t]
     if x["st"] != "roof":
-        raise _refused("no-roof", t, s)
+        raise _refused("tilt", t, s)
     below = x["on"]
     _to_box(state, s, t)
     say(fx, "%s's roof has tipped over: tower %s is open again." % (side_name(s), below))
@@ -607,7 +607,7 @@ def on_swap(state, inp, fx):
     h = _expect(state, ("swap", "throw"), "swap")
     s = inp["by"]
     if h["k"] == "throw" and not _may_swap(state, h):
-        raise _refused("no-swap", s)
+        raise _refused("swap", s)
     say(fx, "%s has swapped two towers, or not." % side_name(s))
     cue(fx, "swap", side=s)
     if h["k"] == "throw":
@@ -621,7 +621,7 @@ def on_ask(state, inp, fx):
     s = inp["by"]
     c = _need(inp, "character")
     if c not in CHARACTERS:
-        raise _refused("no-seer", c, ", ".join(CHARACTERS))
+        raise _refused("ask", c, ", ".join(CHARACTERS))
     o = other(s)
     tw = _towers(state, o)
     where = []
@@ -643,7 +643,7 @@ def on_cover(state, inp, fx):
     s = inp["by"]
     t = _tower_arg(state, s, inp)
     if t not in _cover_targets(state, s):
-        raise _refused("no-cover", t, s)
+        raise _refused("roof", t, s)
     x = _towers(state, s)[h["tower"]]
     x["st"] = "roof" if h["k"] == "roof" else "guard"
     x["on"] = t
@@ -669,7 +669,7 @@ def on_rebuild(state, inp, fx):
     c = _need(inp, "character")
     box, chars = _rebuild_options(state, s)
     if t not in box or c not in chars:
-        raise _refused("no-rebuild", s, t, title(c) if c in CHARACTERS else c)
+        raise _refused("rebuild", s, t, title(c) if c in CHARACTERS else c)
     side = state["sides"][s]
     side["discarded"].remove(c)
     side["towers"][t] = {"ch": c, "crown": False, "st": "up", "on": None, "known": True, "was": None}
@@ -690,7 +690,7 @@ def on_destroy(state, inp, fx):
     t = _tower_arg(state, s, inp)
     choices = _bare_crowns(state, s) if h.get("forced") else _destroy_choices(state, s)
     if t not in choices:
-        raise _refused("no-destroy", s, t, ", ".join(choices))
+        raise _refused("destroy", s, t, ", ".join(choices))
     x = _towers(state, s)[t]
     if h.get("forced"):
         _capture(state, fx, s, t)

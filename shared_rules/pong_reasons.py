@@ -7,6 +7,7 @@ and MicroPython; pure, no I/O.
 
 from shared_rules.medieval_pong import ASKS, _covered, _towers, side_name
 
+# Keyed by the input type refused where it has one reason, else by what went wrong.
 REASONS = {
     "field": "input %r needs a %r field",
     "side": "%s must be red or blue, got %r",
@@ -16,21 +17,21 @@ REASONS = {
     "not-now": "%s cannot act now: waiting for %s",
     "phase": "%s is not possible now (the game is in its %s phase)",
     "expect": "%s is not expected now: %s",
-    "no-char": "%s has no %r left to place (left: %s)",
+    "place": "%s has no %r left to place (left: %s)",
     "occupied": "tower %s of %s already holds a character",
-    "unplaced": "%s still has to place: %s",
+    "ready": "%s still has to place: %s",
     "twice": "a ball is already in tower %s of %s in this throw",
     "no-entry": "a ball cannot enter tower %s of %s now: it is %s",
-    "no-ball": "no ball of this throw is in tower %s of %s",
+    "choose": "no ball of this throw is in tower %s of %s",
     "tie": "in a tie the ball that counts is the one in %s's kingdom (%s just lost its %s)",
-    "no-roof": "tower %s of %s is not a roof; only a roof tipping over changes the game",
-    "no-swap": "%s must throw now: swapping instead of throwing needs the tactical variant, "
+    "tilt": "tower %s of %s is not a roof; only a roof tipping over changes the game",
+    "swap": "%s must throw now: swapping instead of throwing needs the tactical variant, "
                "at the start of a normal turn",
-    "no-seer": "the Seer knows no character %r (%s)",
-    "no-cover": "tower %s of %s cannot take a tower on top: it is not standing free",
-    "no-rebuild": "%s cannot rebuild tower %s with the %s: the tower must be on its rampart and the "
+    "ask": "the Seer knows no character %r (%s)",
+    "roof": "tower %s of %s cannot take a tower on top: it is not standing free",
+    "rebuild": "%s cannot rebuild tower %s with the %s: the tower must be on its rampart and the "
                   "character among its discarded ones",
-    "no-destroy": "%s cannot destroy tower %s (choices: %s)",
+    "destroy": "%s cannot destroy tower %s (choices: %s)",
 }
 
 # What each input does, for "... is not possible now" and "... is not expected now".

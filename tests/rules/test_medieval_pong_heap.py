@@ -27,6 +27,29 @@ GAMES = (
     "print('OK', %d)\n"
 )
 
+# As the bridge (or a board) keeps a game: a Match applies each input to a copy of the state,
+# and now and then refuses an input (here a ball in a tower that does not exist).
+MATCH_GAMES = (
+    "from shared_rules import engine, load\n"
+    "g = load('medieval-pong')\n"
+    "refused = 0\n"
+    "for seed in range(%d, %d):\n"
+    "    m = engine.Match(g, None, seed, keep_log=False)\n"
+    "    rng = engine.Rng(seed + 1)\n"
+    "    n = 0\n"
+    "    while not m.over:\n"
+    "        if %r and n %% 7 == 3:\n"
+    "            try:\n"
+    "                m.apply({'t': 'ball', 'side': 'red', 'tower': 'Z9'})\n"
+    "            except engine.Illegal as e:\n"
+    "                assert 'no tower' in str(e) or 'now' in str(e), str(e)\n"
+    "                refused += 1\n"
+    "        m.apply(rng.choice(m.legal()))\n"
+    "        n += 1\n"
+    "    m = None\n"
+    "print('OK', %d, refused)\n"
+)
+
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
@@ -40,24 +63,24 @@ def board(tmp_path_factory):
     return root
 
 
+def run(board, heap, code):
+    """(exit code, output) of code under MicroPython with this heap and the .mpy rules."""
+    env = dict(os.environ, MICROPYPATH=str(board / "lib"))
+    proc = subprocess.run([MICROPYTHON, "-X", "heapsize=" + heap, "-c", code], cwd=str(board / "cwd"), env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
 def play(board, heap, options, seeds):
     """(exit code, output) of random games (seeds: a range), one after the other, in one MicroPython process."""
-    env = dict(os.environ, MICROPYPATH=str(board / "lib"))
-    proc = subprocess.run(
-        [MICROPYTHON, "-X", "heapsize=" + heap, "-c", GAMES % (seeds.start, seeds.stop, options, len(seeds))],
-        cwd=str(board / "cwd"), env=env, capture_output=True, text=True, timeout=60, check=False,
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+    return run(board, heap, GAMES % (seeds.start, seeds.stop, options, len(seeds)))
 
 
 def test_the_rules_load_from_mpy_not_from_source(board):
     code, out = play(board, "1M", None, range(1, 2))
     assert code == 0 and "OK 1" in out, out
-    check = "import shared_rules.medieval_pong as m\nprint(m.__file__)\n"
-    env = dict(os.environ, MICROPYPATH=str(board / "lib"))
-    proc = subprocess.run([MICROPYTHON, "-c", check], cwd=str(board / "cwd"), env=env,
-                          capture_output=True, text=True, timeout=30, check=False)
-    assert proc.stdout.strip().endswith("medieval_pong.mpy"), proc.stdout + proc.stderr
+    code, out = run(board, "1M", "import shared_rules.medieval_pong as m\nprint(m.__file__)\n")
+    assert out.strip().endswith("medieval_pong.mpy"), out
 
 
 def play_games(board, heap, options, games, per_process=10):
@@ -77,6 +100,20 @@ def test_default_games_fit_in_a_64k_heap(board):
 def test_tactical_extra_throw_and_blue_first_games_fit_in_a_64k_heap(board):
     for options in ({"tactical": True}, {"extra_throw": "both"}, {"first": "blue"}):
         play_games(board, "64K", options, 30)
+
+
+def test_a_match_copying_the_state_for_each_input_fits_in_a_64k_heap(board):
+    for first in (1, 11, 21):
+        code, out = run(board, "64K", MATCH_GAMES % (first, first + 10, False, 10))
+        assert code == 0 and "OK 10 0" in out, (first, out)
+
+
+def test_refused_inputs_get_their_reason_on_a_board(board):
+    # The reasons are loaded on the first refusal (pong_reasons), and with them the heap can need
+    # a new qstr pool: this measures 68 KB (see the doc), held to 70 KB here.
+    for first in (1, 11):
+        code, out = run(board, "70K", MATCH_GAMES % (first, first + 10, True, 10))
+        assert code == 0 and "OK 10 " in out and " 0\n" not in out, (first, out)
 
 
 def test_a_default_game_does_not_fit_in_a_much_smaller_heap(board):
