@@ -25,6 +25,10 @@ import time
 CHECKPOINT_EVERY = 2.0  # seconds between looks at the WAL
 CHECKPOINT_IDLE = 0.5  # checkpoint once the table has been quiet this long...
 CHECKPOINT_LATEST = 30.0  # ...or at the latest after this long, busy or not
+ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables)
+EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
+INPUT_COLS = "game_id, n, source, input, status, at"
+_INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per json.dumps(sort_keys=True) call
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -83,6 +87,11 @@ class Journal:
         self.db.executescript(SCHEMA)
         self._next_n: dict[int, int] = {}
         self.in_batch = False
+        # Rows of the open batch, inserted at commit by a few multi-row INSERTs: each statement
+        # releases and retakes the GIL (which the MQTT thread is waiting for), so two per event cost more
+        # than the insert itself. Nothing is lost: the commit is what makes a batch durable either way.
+        self._events: list[list] = []
+        self._inputs: list[list] = []
         self.last_write = 0.0  # monotonic time of the last journalled input or event
         self._stop = threading.Event()
         self._checkpointer = None
@@ -98,8 +107,21 @@ class Journal:
 
     def commit(self) -> None:
         if self.in_batch:
+            self._flush()
             self.in_batch = False
             self.db.execute("COMMIT")
+
+    def _flush(self) -> None:
+        """Write the batch's buffered rows (before anything reads or updates them, and at commit)."""
+        for name, cols, rows in (("events", EVENT_COLS, self._events), ("inputs", INPUT_COLS, self._inputs)):
+            if not rows:
+                continue
+            one = "(%s)" % ",".join("?" * (cols.count(",") + 1))
+            for i in range(0, len(rows), ROWS_PER_INSERT):
+                chunk = rows[i:i + ROWS_PER_INSERT]
+                self.db.execute("INSERT INTO %s (%s) VALUES %s" % (name, cols, ",".join([one] * len(chunk))),
+                                [v for row in chunk for v in row])
+            rows.clear()
 
     def _checkpoint_loop(self) -> None:
         db = sqlite3.connect(self.path, isolation_level=None)
@@ -134,6 +156,7 @@ class Journal:
 
     def open_game(self, table: str) -> dict | None:
         """The table's unfinished game (the latest), with its replayable inputs, or None."""
+        self._flush()
         row = self.db.execute(
             "SELECT id, game, options, seed, codes FROM games WHERE tbl=? AND finished IS NULL ORDER BY id DESC LIMIT 1",
             (table,),
@@ -158,6 +181,7 @@ class Journal:
         )
 
     def history(self, table: str | None = None, limit: int = 20) -> list[dict]:
+        self._flush()
         q = "SELECT id, tbl, game, started, finished, winner, summary FROM games WHERE finished IS NOT NULL"
         args: tuple = ()
         if table:
@@ -184,28 +208,32 @@ class Journal:
         self.last_write = time.monotonic()
         own = event is not None and not self.in_batch  # the event and its input: one commit
         if own:
-            self.db.execute("BEGIN")
+            self.begin()
         if event is not None:
             table, ev, obj = event
             self._insert_event(table, ev, obj, "input %d" % n, now)
-        self.db.execute(
-            "INSERT INTO inputs (game_id, n, source, input, status, at) VALUES (?,?,?,?, 'pending', ?)",
-            (game_id, n, source, json.dumps(inp, sort_keys=True), now),
-        )
+        row = [game_id, n, source, _INPUT_JSON.encode(inp), "pending", now]
+        if self.in_batch:
+            self._inputs.append(row)
+        else:
+            self.db.execute("INSERT INTO inputs (%s) VALUES (?,?,?,?,?,?)" % INPUT_COLS, row)
         if own:
-            self.db.execute("COMMIT")
+            self.commit()
         return n
 
     def refuse(self, game_id: int, n: int, reason: str) -> None:
         """The rules refused input n: it is skipped on replay, and its event says why."""
+        self._flush()
         self.settle(game_id, n, "illegal", reason)
         self.db.execute("UPDATE events SET outcome=? WHERE outcome=?", ("illegal: " + reason, "input %d" % n))
 
     def settle(self, game_id: int, n: int, status: str, reason: str | None = None) -> None:
+        self._flush()
         self.db.execute("UPDATE inputs SET status=?, reason=? WHERE game_id=? AND n=?", (status, reason, game_id, n))
 
     def undo_last(self, game_id: int) -> dict | None:
         """Mark the last applied input undone; returns it (None if there is none)."""
+        self._flush()
         row = self.db.execute(
             "SELECT n, input FROM inputs WHERE game_id=? AND status IN ('ok', 'pending') ORDER BY n DESC LIMIT 1",
             (game_id,),
@@ -216,25 +244,22 @@ class Journal:
         return json.loads(row[1])
 
     def counts(self, game_id: int) -> dict[str, int]:
+        self._flush()
         return dict(self.db.execute("SELECT status, COUNT(*) FROM inputs WHERE game_id=? GROUP BY status", (game_id,)))
 
     # --- sensed events -----------------------------------------------------------------
 
-    def _insert_event(self, table: str, ev, obj: str | None, outcome: str | None, now: float) -> int:
-        cur = self.db.execute(
-            "INSERT INTO events (tbl, board, boot, seq, sensor, kind, value, object, outcome, at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (table, ev.board, ev.boot, ev.seq, ev.sensor, ev.kind, ev.value, obj, outcome, now),
-        )
-        return int(cur.lastrowid or 0)
+    def _insert_event(self, table: str, ev, obj: str | None, outcome: str | None, now: float) -> None:
+        row = [table, ev.board, ev.boot, ev.seq, ev.sensor, ev.kind, ev.value, obj, outcome, now]
+        if self.in_batch:
+            self._events.append(row)
+        else:
+            self.db.execute("INSERT INTO events (%s) VALUES (?,?,?,?,?,?,?,?,?,?)" % EVENT_COLS, row)
 
-    def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> int:
+    def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> None:
         """A sensed event that became no input (unmapped, ignored, paused)."""
         self.last_write = time.monotonic()
-        return self._insert_event(table, ev, obj, outcome, time.time())
-
-    def event_outcome(self, event_id: int, outcome: str) -> None:
-        self.db.execute("UPDATE events SET outcome=? WHERE id=?", (outcome, event_id))
+        self._insert_event(table, ev, obj, outcome, time.time())
 
     # --- progress (padlocks) ----------------------------------------------------------
 
