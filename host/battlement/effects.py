@@ -55,6 +55,8 @@ class Effects:
         self.tmap = tmap
         self.counters: dict[str, int] = {}
         self._with_leds: list | None = None
+        self._shared: list[str] | None = None
+        self._by_led: dict[tuple, list[str]] | None = None
 
     def _led(self, obj: str, pattern: str, rgb: int, period: int) -> Led | None:
         o = self.tmap.objects.get(obj)
@@ -84,6 +86,12 @@ class Effects:
     def lighting(self, game: str, view: dict) -> list:
         """[(object, (pattern, rgb, period))] for every object with an LED, from the public view
         (objects the view does not light go dark)."""
+        lit = self.lit_names(game, view)
+        return [(o, lit.get(name, OFF)) for name, o in self._lit_objects]
+
+    def lit_names(self, game: str, view: dict) -> dict[str, tuple[str, int, int]]:
+        """{object name: (pattern, rgb, period)} of what the public view lights; a name not there is dark.
+        (May name objects without an LED: lighting() and the session look only at those with one.)"""
         lit: dict[str, tuple[str, int, int]] = {}
         if game == "ringo":
             for cell, side in (view.get("cells") or {}).items():
@@ -112,7 +120,23 @@ class Effects:
                             lit["%s.%s" % (side, t)] = ("blink", GOLD, 500)
                     else:
                         lit["%s.%s" % (side, t)] = ("solid", SIDE_RGB.get(side, WHITE), 0)
-        return [(o, lit.get(name, OFF)) for name, o in self._lit_objects]
+        return lit
+
+    @property
+    def names_by_led(self) -> dict[tuple, list[str]]:
+        """(board, led) -> the objects lit by that LED (usually one)."""
+        if self._by_led is None:
+            self._by_led = {}
+            for name, o in self._lit_objects:
+                self._by_led.setdefault((o.led_board, o.led), []).append(name)
+        return self._by_led
+
+    @property
+    def shared_leds(self) -> list[str]:
+        """Objects whose LED another object lights too: the session always compares those."""
+        if self._shared is None:
+            self._shared = sorted(n for names in self.names_by_led.values() if len(names) > 1 for n in names)
+        return self._shared
 
     @property
     def _lit_objects(self):

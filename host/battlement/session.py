@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 import shared_rules
-from battlement.effects import Effects
+from battlement.effects import OFF, Effects
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Led
@@ -57,6 +57,11 @@ class Session:
         self.sound = sound or Sound("null")
         self._send = send or (lambda led: None)
         self.lit: dict[tuple[str, str], tuple[str, int, int]] = {}  # what each LED was last told
+        # What the last relight drew (object -> state; None: compare every LED next time) and the LEDs
+        # told something else since: a relight then only looks at objects whose state changed or that a
+        # cue touched, not at every LED on the table after every input.
+        self._drawn: dict[str, tuple[str, int, int]] | None = None
+        self._touched: set[tuple[str, str]] = set()
         self.router = Router(tmap)
         self.effects = Effects(tmap)
         self.listeners: list[Callable[[Session, list], None]] = []
@@ -206,12 +211,14 @@ class Session:
         if self.lit.get(key) == now:
             return
         self.lit[key] = now
+        self._touched.add(key)
         self._send(led)
 
     def forget_board(self, board: str) -> None:
         """A board (re)booted: its LEDs show nothing we sent; light it all again."""
         for key in [k for k in self.lit if k[0] == board]:
             del self.lit[key]
+        self._drawn = None
         self._relight()
 
     def _effects(self, fx: list) -> None:
@@ -235,9 +242,27 @@ class Session:
 
     def _relight(self) -> None:
         """Bring every LED to what the public view says; only the ones that differ are sent."""
-        for o, state in self.effects.lighting(self.match.game.NAME, self.match.view(None)):
+        want = self.effects.lit_names(self.match.game.NAME, self.match.view(None))
+        drawn, self._drawn = self._drawn, want
+        objects = self.tmap.objects
+        if drawn is None:
+            names = sorted(objects)
+        else:
+            # An LED no cue touched since the last relight still shows what that relight drew, so an
+            # object whose state is unchanged needs no look (unless its LED is shared with another).
+            names = [n for n in want.keys() | drawn.keys() if want.get(n) != drawn.get(n)]
+            by_led = self.effects.names_by_led
+            for key in self._touched:
+                names += by_led.get(key, ())
+            names = sorted(set(names).union(self.effects.shared_leds))
+        for name in names:
+            o = objects.get(name)
+            if o is None or o.led is None or o.led_board is None:
+                continue
+            state = want.get(name, OFF)
             if self.lit.get((o.led_board, o.led)) != state:
                 self.send(Led(o.led_board, o.led, state[0], state[1], state[2], self.table))
+        self._touched.clear()
 
     def _finish(self) -> None:
         winner = self.match.state["winner"]

@@ -112,3 +112,29 @@ def test_paused_sensors_are_journalled_but_not_played(tmp_path):
             await until(lambda: s.counters.get("paused") == 1, what="paused event")
             assert s.match.state["hand"] is None
     asyncio.run(go())
+
+
+def test_lights_always_match_a_full_redraw_after_a_relight(tmp_path):
+    """A relight only compares the LEDs that can have changed; the table must still end up exactly
+    as a redraw of every LED would leave it, whatever cues lit in between (random sensor play)."""
+    import random
+
+    from battlement.session import Session
+
+    for game in ("ringo", "battleground", "plingpong"):
+        tmap = for_game(game)
+        sent = []
+        s = Session(tmap, Journal(str(tmp_path / (game + ".sqlite"))), send=sent.append)
+        rng = random.Random(7)
+        sensors = sorted(tmap.by_sensor)
+        for i in range(300):
+            board, sensor = rng.choice(sensors)
+            s.sensed(Event(tmap.table, board, 1, i + 1, sensor, tmap.sensors_of(board)[sensor], rng.randrange(2), 0, 0))
+            if rng.random() < 0.3:
+                s._relight()  # as after any cue that changes the board
+                want = {(o.led_board, o.led): st
+                        for o, st in s.effects.lighting(game, s.match.view(None))}
+                assert {k: s.lit.get(k) for k in want} == want, "%s: LEDs differ from a redraw after %d events" % (game, i)
+        sent.clear()
+        s.forget_board(min({o.led_board for o in tmap.objects.values() if o.led_board}))
+        assert sent, "a rebooted board is lit again in full"
