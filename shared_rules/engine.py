@@ -34,6 +34,7 @@ class Illegal(Exception):
 
 
 _LEAVES = (str, int, bool, float, type(None))
+_SEQUENCES = (list, tuple)  # named once: a tuple of types written in a call is built anew on every call
 
 
 def clone(obj):
@@ -48,7 +49,7 @@ def clone(obj):
             if not isinstance(v, _LEAVES):
                 out[k] = clone(v)
         return out
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, _SEQUENCES):
         out = list(obj)
         for i in range(len(out)):
             if not isinstance(out[i], _LEAVES):
@@ -121,7 +122,7 @@ def dumps(obj):
         return repr(obj)
     if isinstance(obj, dict):
         return "{" + ",".join(_esc(str(k)) + ":" + dumps(obj[k]) for k in sorted(obj)) + "}"
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, _SEQUENCES):
         return "[" + ",".join(dumps(v) for v in obj) + "]"
     raise TypeError("not plain data: %r" % (obj,))
 
