@@ -112,7 +112,7 @@ def test_a_match_copying_the_state_for_each_input_fits_in_a_64k_heap(board):
 
 def test_refused_inputs_get_their_reason_on_a_board(board):
     # The reasons are loaded on the first refusal (pong_reasons), and with them the heap can need
-    # a new qstr pool: this measures 68 KB (see the doc), held to 70 KB here.
+    # a new qstr pool: this measures 67 KB (see the doc), held to 70 KB here.
     for first in (1, 11):
         code, out = run(board, "70K", MATCH_GAMES % (first, first + 10, True, 10))
         assert code == 0 and "OK 10 " in out and " 0\n" not in out, (first, out)
