@@ -11,10 +11,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 import benchutil
-from bench_ringo import MP_ONE_GAME, micropython, smallest_heap
+from benchutil import MP_ONE_GAME, micropython, rate, smallest_heap
 from support.procs import MICROPYTHON
 
 from shared_rules import engine
@@ -33,13 +32,6 @@ def rules_playout(opts, seed):
         mm.apply(st, rng.choice(mm.legal(st)))
         steps += 1
     return st
-
-
-def rate(fn, n):
-    t0 = time.process_time()
-    for i in range(n):
-        fn(i)
-    return n / (time.process_time() - t0)
 
 
 MP_PLAYOUT = """

@@ -16,6 +16,7 @@ import tempfile
 import time
 
 import benchutil
+from benchutil import MP_ONE_GAME, best_rates, micropython, smallest_heap
 from support.procs import MICROPYTHON
 
 from shared_rules import engine, ringo
@@ -41,22 +42,6 @@ def match_playout(seed):
     return engine.playout(ringo, OPTS, seed, ringo.MAX_STEPS)[0]
 
 
-def rate(fn, n):
-    t0 = time.process_time()
-    for i in range(n):
-        fn(i)
-    return n / (time.process_time() - t0)
-
-
-def best_rates(fns, n, rounds=3):
-    """The best rate of each fn over `rounds` interleaved rounds (a busy machine only slows a run down)."""
-    best = [0.0] * len(fns)
-    for _ in range(rounds):
-        for k, fn in enumerate(fns):
-            best[k] = max(best[k], rate(fn, n))
-    return best
-
-
 MP_PLAYOUT = """
 import time
 from shared_rules import engine, ringo
@@ -75,10 +60,6 @@ t2 = time.ticks_ms()
 print(n * 1000 / time.ticks_diff(t1, t0), n * 1000 / time.ticks_diff(t2, t1))
 """
 
-MP_ONE_GAME = """
-from shared_rules import engine
-%s
-"""
 MP_GAME_BODY = """
 from shared_rules import ringo
 engine.playout(ringo, engine.complete_options(ringo, {}), 7, ringo.MAX_STEPS)
@@ -110,30 +91,6 @@ for strength in (0, 1, 2, 3, 4):
     out.append(time.ticks_diff(time.ticks_us(), t0) / len(states) / 1000)
 print(" ".join("%%.3f" %% x for x in out))
 """
-
-
-def micropython(code, heap=None, path=None):
-    cmd = [MICROPYTHON]
-    if heap:
-        cmd += ["-X", "heapsize=%d" % heap]
-    env = dict(os.environ, MICROPYPATH="%s:.frozen" % (path or benchutil.ROOT))
-    # Run from the rules' own folder so '' on sys.path finds those and not the sources.
-    return subprocess.run(cmd + ["-c", code], capture_output=True, text=True, timeout=600, check=False, env=env,
-                          cwd=str(path or benchutil.ROOT))
-
-
-def smallest_heap(code, path=None):
-    """The smallest -X heapsize (to 256 bytes) with which code runs to the end under MicroPython."""
-    lo, hi = 2048, 1 << 20
-    if micropython(code, hi, path).returncode != 0:
-        return None
-    while hi - lo > 256:
-        mid = (lo + hi) // 2
-        if micropython(code, mid, path).returncode == 0:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def compiled_rules(where):

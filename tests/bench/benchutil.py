@@ -1,7 +1,10 @@
 """Shared formatting and statistics for the benchmarks (one line per figure, baseline beside it)."""
 
+import os
 import pathlib
+import subprocess
 import sys
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 for p in (ROOT / "tests", ROOT / "host"):
@@ -39,3 +42,57 @@ def best_of(rounds):
     rate = max(r for r, _ in rounds)
     lat = min((lat for _, lat in rounds), key=lambda s: pct(s, 0.99))
     return rate, lat
+
+
+# ---- rules benchmarks: CPU-time rates and MicroPython heap searches
+
+def rate(fn, n):
+    t0 = time.process_time()
+    for i in range(n):
+        fn(i)
+    return n / (time.process_time() - t0)
+
+
+def best_rates(fns, n, rounds=3):
+    """The best rate of each fn over `rounds` interleaved rounds (a busy machine only slows a run down)."""
+    best = [0.0] * len(fns)
+    for _ in range(rounds):
+        for k, fn in enumerate(fns):
+            best[k] = max(best[k], rate(fn, n))
+    return best
+
+
+MP_ONE_GAME = """
+from shared_rules import engine
+%s
+"""
+
+
+def micropython(code, heap=None, path=None):
+    cmd = [_micropython_binary()]
+    if heap:
+        cmd += ["-X", "heapsize=%d" % heap]
+    env = dict(os.environ, MICROPYPATH="%s:.frozen" % (path or ROOT))
+    # Run from the rules' own folder so '' on sys.path finds those and not the sources.
+    return subprocess.run(cmd + ["-c", code], capture_output=True, text=True, timeout=600, check=False, env=env,
+                          cwd=str(path or ROOT))
+
+
+def smallest_heap(code, path=None):
+    """The smallest -X heapsize (to 256 bytes) with which code runs to the end under MicroPython."""
+    lo, hi = 2048, 1 << 20
+    if micropython(code, hi, path).returncode != 0:
+        return None
+    while hi - lo > 256:
+        mid = (lo + hi) // 2
+        if micropython(code, mid, path).returncode == 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _micropython_binary():
+    from support.procs import MICROPYTHON
+
+    return MICROPYTHON
