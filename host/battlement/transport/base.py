@@ -186,11 +186,16 @@ class Transport:
     def _unknown(self, board: str, boot: int, table: str | None, link) -> None:
         """A frame from a board whose hello (for this boot) we have not seen: count it, ask for a hello."""
         self._count("unknown-board")
+        self._ask_hello(board, boot, table, link)
+
+    def _ask_hello(self, board: str, boot: int | None, table: str | None, link) -> None:
+        """Ping a board whose hello we lack (at most every PING_EVERY): it answers with its hello."""
         key = (table, board)
         now = time.monotonic()
         if now - self._pinged.get(key, -1e9) >= PING_EVERY:
             self._pinged[key] = now
-            self._note("board %s (boot %x) has not said hello on %s: asking with ping" % (board, boot, link))
+            self._note("board %s%s has not said hello on %s: asking with ping"
+                       % (board, "" if boot is None else " (boot %x)" % boot, link))
             self._msgid = self._msgid % 999_999_999 + 1
             self._write(link, board, to_frame(Ping(board, table), self._msgid))
 
