@@ -70,3 +70,36 @@ def test_send_finishes_without_awaiting_so_a_command_leaves_in_the_same_loop_tur
     with pytest.raises(StopIteration) as done:
         coro.send(None)
     assert done.value.value == 1 and t.written == [wire.encode("led", ("tower-1", 1, "ring", "solid", 0x00FF00, 0))]
+
+
+def _general(line):
+    from battlement.messages import from_frame
+    try:
+        typ, fields = wire.decode(line)
+        msg = from_frame(typ, fields, "hall")
+    except wire.WireError:
+        return None
+    return msg if isinstance(msg, Event) else None
+
+
+event_frames = st.builds(
+    lambda b, boot, seq, s, k, v, t, w: wire.encode("event", (b, boot, seq, s, k, v, t, w)),
+    st.sampled_from(["tower-1", "Keep_2.a", "x"]), st.integers(0, 2**32 - 1), st.integers(1, 10**9),
+    st.sampled_from(["cup-1", "tilt-a", "b"]), st.sampled_from(list(wire.KINDS)), st.integers(0, 1),
+    st.integers(0, 2**30 - 1), st.integers(0, 99999),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(event_frames, st.integers(0, 200), st.binary(min_size=1, max_size=3), st.sampled_from([b"", b"\r\n", b"\r"]))
+def test_the_fast_event_path_agrees_with_the_general_decoder(frame, at, junk, end):
+    """Events take a one-regex path; on any frame, valid or damaged, it must give exactly what the
+    general decoder gives, or leave the frame to it (never accept what the decoder refuses)."""
+    from battlement.transport.base import _fast_event
+
+    body = frame.rstrip(b"\n")
+    for line in (body + end, body[:at] + junk + body[at + len(junk):] + b"\n", body.upper() + b"\n",
+                 body.replace(b"event", b"event ", 1), body.replace(b" 1 ", b" 0 ", 1) + b"\n"):
+        fast = _fast_event(line, "hall")
+        assert fast is None or fast == _general(line), line
+    assert _fast_event(frame, "hall") == _general(frame)
