@@ -406,10 +406,7 @@ def main():
 
 def nodelay_broker(d):
     """Mosquitto with set_tcp_nodelay (as docs/bridge.md advises): else Nagle holds each small frame ~40 ms."""
-    broker = Broker(d)
-    with open(broker.conf, "a") as f:
-        f.write("set_tcp_nodelay true\n")
-    return broker.start()
+    return Broker(d, nodelay=True).start()
 
 
 def report(name, lat, raw):

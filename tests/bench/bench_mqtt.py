@@ -83,7 +83,7 @@ async def transport_side(broker, board):
 
 
 def main():
-    broker = Broker().start()
+    broker = Broker(nodelay=True).start()  # as docs/bridge.md advises; same broker for both sides
     raw_board = MqttBoard(broker.port, "raw", board="tower-1")
     board = MqttBoard(broker.port, "bench", board="tower-1")
     raw_rounds, rounds, rejected = [], [], {}
