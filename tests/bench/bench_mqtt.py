@@ -98,11 +98,7 @@ def main():
         raw_board.stop()
         board.stop()
         broker.close()
-    raw_rate, raw_lat = benchutil.best_of(raw_rounds)
-    rate, lat = benchutil.best_of(rounds)
-    benchutil.line("mqtt", rate, raw_rate, "raw paho subscriber", lat, raw_lat)
-    if rejected:
-        print("         rejections during the run: %s" % rejected)
+    benchutil.report("mqtt", rounds, raw_rounds, "raw paho subscriber", rejected)
 
 
 if __name__ == "__main__":

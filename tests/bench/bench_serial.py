@@ -96,11 +96,7 @@ def main():
             rounds.append((rate, lat))
     finally:
         pair.close()
-    raw_rate, raw_lat = benchutil.best_of(raw_rounds)
-    rate, lat = benchutil.best_of(rounds)
-    benchutil.line("serial", rate, raw_rate, "raw pyserial", lat, raw_lat)
-    if rejected:
-        print("         rejections during the run: %s" % rejected)
+    benchutil.report("serial", rounds, raw_rounds, "raw pyserial", rejected)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,15 @@ def line(name, rate, raw_rate, raw_name, lat=None, raw_lat=None, unit="events/s"
     print(text, flush=True)
 
 
+def report(name, rounds, raw_rounds, raw_name, rejected=None):
+    """One line for a transport path: its best round beside the raw baseline's, then any rejections."""
+    raw_rate, raw_lat = best_of(raw_rounds)
+    rate, lat = best_of(rounds)
+    line(name, rate, raw_rate, raw_name, lat, raw_lat)
+    if rejected:
+        print("         rejections during the run: %s" % rejected)
+
+
 def best_of(rounds):
     """rounds: [(rate, latencies), ...] of one path -> (best rate, latencies of the round with the lowest p99).
 
