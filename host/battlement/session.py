@@ -175,6 +175,7 @@ class Session:
         if last is None or not self.match.inputs:
             return {"ok": False, "message": "nothing to undo"}
         self.match.undo()
+        self.prompts = []  # they asked about the input now taken back; the pages fall back to the view
         self.counters["undo"] += 1
         self._note("Undid: %s." % describe(last))
         self._relight()
@@ -307,6 +308,9 @@ class Session:
             "decisions": [i for i in legal if i.get("t") not in sensed and i.get("t") not in private][:200],
             "options": self.match.options, "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
+            # every question in words, so the host sees what its decision buttons answer; no choices,
+            # which in Medieval Pong can name the towers that hold a crown
+            "prompts": [{"to": p["to"], "ask": p["ask"]} for p in self.prompts],
         })
         return out
 
