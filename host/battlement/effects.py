@@ -6,20 +6,22 @@ Two layers:
   destroyed), sent in full on a new game, a resume or an undo so the table never
   shows a taken-back move;
 - short cue lights on the objects a cue names (hit flash, legal destinations,
-  illegal-move warning, exposed crown).
+  illegal-move warning, exposed crown, a Medieval Madness pawn on the wrong space).
 Only the public view and cues are used here, so no LED ever gives a secret away.
 """
 
 from __future__ import annotations
 
 from battlement.messages import Led
-from battlement.tables import TableMap
+from battlement.tables import TableMap, space_object
 
 SIDE_RGB = {
     "red": 0xFF0000, "blue": 0x0040FF,
     "attackers": 0xFF5000, "defenders": 0x0060FF,
     "orcs": 0x20C000, "knights": 0xC0C0FF,
     "green": 0x00C000, "yellow": 0xFFC000, "black": 0x8000FF,
+    # Medieval Madness pawns (the rulebook gives them no colours): Player 1 red, 2 blue, 3 green, 4 yellow
+    "p1": 0xFF0000, "p2": 0x0040FF, "p3": 0x00C000, "p4": 0xFFC000,
 }
 WHITE, GREEN, AMBER, RED, GOLD = 0xFFFFFF, 0x00FF40, 0xFFA000, 0xFF0000, 0xFFD000
 OFF = ("off", 0, 0)
@@ -39,12 +41,17 @@ CUE_LIGHTS: dict[str, list[tuple[str, str, int | str, int]]] = {
     "crown.exposed": [("tower", "blink", GOLD, 500)],
     "stand": [("piece", "pulse", AMBER, 800)],  # "stand this piece back up"
     "cup.add": [("cup", "pulse", "colour", 800)],  # "add a cup here", in the cup's colour
+    # a pawn on a space where it does not belong: warn there, and show where it belongs when the
+    # sensor knows whose pawn it is (pawn.ok puts both back as the view shows them, see for_cue)
+    "pawn.misplaced": [("space", "blink", RED, 250), ("want", "pulse", "player", 800)],
 }
 
 
 def _names(value) -> list[str]:
     if isinstance(value, str):
         return [value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [space_object(value)]  # Medieval Madness cues name a space by its number
     if isinstance(value, list):
         return [v for v in value if isinstance(v, str)]
     return []
@@ -57,6 +64,8 @@ class Effects:
         self._with_leds: list | None = None
         self._shared: list[str] | None = None
         self._by_led: dict[tuple, list[str]] | None = None
+        self._view_lit: dict[str, tuple[str, int, int]] = {}  # what the last relight drew
+        self._warned: set[str] = set()  # objects a pawn.misplaced cue lit since then
 
     def _led(self, obj: str, pattern: str, rgb: int, period: int) -> Led | None:
         o = self.tmap.objects.get(obj)
@@ -71,6 +80,8 @@ class Effects:
         return name
 
     def for_cue(self, cue: dict) -> list[Led]:
+        if cue.get("cue") == "pawn.ok":
+            return self._pawn_ok(cue)
         rules = CUE_LIGHTS.get(cue.get("cue", ""))
         out: list[Led] = []
         if rules is None:
@@ -81,6 +92,21 @@ class Effects:
                 led = self._led(self._object(cue, field, name), pattern, rgb, period)
                 if led:
                     out.append(led)
+        if cue.get("cue") == "pawn.misplaced":
+            self._warned.update(_names(cue.get("space")) + _names(cue.get("want")))
+        return out
+
+    def _pawn_ok(self, cue: dict) -> list[Led]:
+        """A pawn is where it belongs: that space and any earlier warning go back to the view's lights
+        (a pawn check changes nothing in the game, so the last relight still holds)."""
+        names = sorted(self._warned.union(_names(cue.get("space"))))
+        self._warned.clear()
+        out = []
+        for name in names:
+            pattern, rgb, period = self._view_lit.get(name, OFF)
+            led = self._led(name, pattern, rgb, period)
+            if led:
+                out.append(led)
         return out
 
     def lighting(self, game: str, view: dict) -> list:
@@ -120,6 +146,17 @@ class Effects:
                             lit["%s.%s" % (side, t)] = ("blink", GOLD, 500)
                     else:
                         lit["%s.%s" % (side, t)] = ("solid", SIDE_RGB.get(side, WHITE), 0)
+        elif game == "medieval-madness":
+            # every pawn's space glows in its player's colour; the space of the player whose turn it
+            # is pulses, and wins when pawns share a space (the castle entrance, -1, has no LED)
+            turn = view.get("turn")
+            players = sorted(view.get("players") or (), key=lambda p: (p.get("id") != turn, p.get("id")))
+            for p in players:
+                name = space_object(p.get("space", -1))
+                if p.get("space", -1) >= 0 and name not in lit:
+                    rgb = SIDE_RGB.get(p.get("id"), WHITE)
+                    lit[name] = ("pulse", rgb, 1000) if p.get("id") == turn else ("solid", rgb, 0)
+        self._view_lit, self._warned = lit, set()  # a relight puts every warning back as well
         return lit
 
     @property

@@ -3,14 +3,15 @@
 The table map says which (board, sensor) is which object; each game says what a
 sensor change on one of its objects means (a beam in tower red.B2 -> "ball in
 tower B2 of red"; a presence change on cell b5 -> cell b5 occupied/vacated; a
-tilt on orcs.warrior3 -> it fell / stood). Unknown boards and sensors are
+tilt on orcs.warrior3 -> it fell / stood; a pawn put down on space.12 -> check that a
+pawn belongs there). Unknown boards and sensors are
 counted and reported, never fatal.
 """
 
 from __future__ import annotations
 
 from battlement.messages import Event
-from battlement.tables import TableMap
+from battlement.tables import TableMap, space_object
 
 
 def _pong(obj: str, kind: str, value: int):
@@ -37,8 +38,17 @@ def _plingpong(obj: str, kind: str, value: int):
     return {"t": "ball", "cup": obj}
 
 
+def _madness(obj: str, kind: str, value: int):
+    # A pawn put down is checked against the banker's books. A pawn lifted means nothing: every
+    # move lifts one, and the rules already know where each pawn went (docs/rules/medieval-madness.md).
+    if value != 1 or not obj.startswith("space."):
+        return None
+    return {"t": "pawn", "space": int(obj[6:])}
+
+
 # game -> (object, sensor kind, value) -> input, or None for a change that means nothing
-TO_INPUT = {"medieval-pong": _pong, "ringo": _ringo, "battleground": _battleground, "plingpong": _plingpong}
+TO_INPUT = {"medieval-pong": _pong, "ringo": _ringo, "battleground": _battleground, "plingpong": _plingpong,
+            "medieval-madness": _madness}
 
 
 def to_sensor(game: str, inp: dict):
@@ -52,7 +62,20 @@ def to_sensor(game: str, inp: dict):
         return inp["piece"], 1 if t == "fell" else 0
     if game == "plingpong" and t == "ball" and "cup" in inp:
         return inp["cup"], 1
+    if game == "medieval-madness" and t == "pawn" and "player" not in inp:
+        space = inp.get("space")
+        if isinstance(space, int) and not isinstance(space, bool):
+            return space_object(space), 1  # a presence sensor cannot say whose pawn: only a plain pawn
     return None
+
+
+def pawn_checks(game: str, view: dict) -> list[dict]:
+    """Medieval Madness: a pawn put down on each space where a pawn belongs, for the page's sensor
+    buttons (the rules never list pawn inputs among the legal ones: they do not move the game on)."""
+    if game != "medieval-madness":
+        return []
+    spaces = sorted({p["space"] for p in view.get("players") or () if p.get("space", -1) >= 0})
+    return [{"t": "pawn", "space": n} for n in spaces]
 
 
 def to_sensors(game: str, state: dict, inp: dict) -> list[tuple[str, int]]:

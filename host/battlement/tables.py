@@ -32,10 +32,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TABLES_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "hardware", "tables")
 
 
-def game_objects(game: str) -> dict[str, str] | None:
+def game_objects(game: str, options: dict | None = None) -> dict[str, str] | None:
     """Every game object a table for `game` must sense -> the sensor kind it needs.
 
     None for a game whose objects are not fixed (any object name is accepted, none required).
+    `options` are the table's game options (a Medieval Madness table may be built for its own board).
     """
     if game == "ringo":
         from shared_rules import ringo
@@ -62,8 +63,24 @@ def game_objects(game: str) -> dict[str, str] | None:
 
         return {c["cup"]: "beam" for c in plingpong.table({"players": 4})}
     if game == "medieval-madness":
-        return {}  # pawns and dice are entered on the page
+        # a presence sensor under every space ("space.12"); the dice are entered on the page
+        return {space_object(n): "presence" for n in _madness_spaces(options)}
     return None
+
+
+def space_object(number: int) -> str:
+    """The table-map object of a Medieval Madness space: its number, as the rules and the page count."""
+    return "space.%d" % number
+
+
+def _madness_spaces(options: dict | None) -> list[int]:
+    from shared_rules import medieval_madness as mm
+    from shared_rules.engine import Illegal
+
+    try:
+        return [s["id"] for s in mm.board_view(options)]
+    except Illegal as e:  # a table built for a board file that is missing or wrong
+        raise UserError("medieval-madness board: %s" % e.reason)
 
 
 def required_objects(game: str, options: dict | None = None) -> list[str]:
@@ -83,7 +100,7 @@ def required_objects(game: str, options: dict | None = None) -> list[str]:
         from shared_rules import plingpong
 
         return sorted(c["cup"] for c in plingpong.table(options or {}))
-    return sorted(game_objects(game) or {})
+    return sorted(game_objects(game, options) or {})
 
 
 @dataclass
@@ -108,7 +125,7 @@ class TableMap:
 
     def sensors_of(self, board: str) -> dict[str, str]:
         """sensor id -> kind for one board (kinds from the game's catalogue, default presence)."""
-        kinds = game_objects(self.game) or {}
+        kinds = game_objects(self.game, self.options) or {}
         return {
             o.sensor: kinds.get(o.name, self.boards[board].get("kind", "beam"))
             for o in self.objects.values()
@@ -154,7 +171,10 @@ def parse(text: str, path: str = "<table map>") -> TableMap:
     if not isinstance(options, dict):
         raise UserError("%s: [options] must be a table of game options, e.g. sets = 2" % path)
     tm = TableMap(path, game, table, data.get("title", stem), options, boards)
-    known = game_objects(game)
+    try:
+        known = game_objects(game, options)
+    except UserError as e:
+        raise UserError("%s: [options] %s" % (path, e))
     objects = data.get("objects", {})
     if not isinstance(objects, dict):
         raise UserError("%s: [objects] must map each game object to {sensor = \"board/id\"}" % path)
