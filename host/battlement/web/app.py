@@ -1,7 +1,8 @@
 """The ASGI app the bridge serves.
 
     /                      public scoreboard (anyone at the table may look: never a secret)
-    /host?code=H           host controls: new game, options, sensor buttons, miss, undo, pause, answers
+    /host?code=H           host controls: new game, options, sensor buttons (dice and pawns for
+                           Medieval Madness), miss, undo, pause, every question with its answers
     /side/<side>?code=C    one side's private page: secret set-up, swaps, private answers
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
     /api/state             the public state as JSON; /api/history finished games
@@ -48,6 +49,18 @@ def create_app(bridge) -> Starlette:
                 .replace("{{SIDE}}", html.escape(side)).replace("{{TITLE}}", html.escape(title))
                 .replace("{{TABLES}}", html.escape(json.dumps(sorted(bridge.sessions)))))
         return HTMLResponse(body)
+
+    boards: dict[str, list] = {}
+
+    def spaces_of(s: Session) -> list:
+        """A board game's spaces (number and name) for the host's 'put a pawn on' list; [] for the others."""
+        board_view = getattr(s.match.game, "board_view", None)
+        if board_view is None:
+            return []
+        key = s.match.game.NAME + json.dumps(s.match.options, sort_keys=True)
+        if key not in boards:  # the board is read from a file: once per set of options
+            boards[key] = [{"id": sp["id"], "name": sp["name"]} for sp in board_view(s.match.options)]
+        return boards[key]
 
     def refuse(status: int, text: str) -> PlainTextResponse:
         return PlainTextResponse(text + "\n", status_code=status)
@@ -109,6 +122,7 @@ def create_app(bridge) -> Starlette:
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
                                   "simulated": s.table in bridge.sims}
+                data["spaces"] = spaces_of(s)
             elif role == "side":
                 data = s.for_side(side)
             else:
