@@ -126,6 +126,28 @@ def test_a_pawn_on_the_wrong_space_is_lit_where_it_is_and_where_it_belongs(tmp_p
     assert s.match.view()["players"][0]["space"] == 8  # a pawn check never moves the game
 
 
+def test_warnings_never_outlive_a_relight_in_random_play(tmp_path):
+    """Random pawns put down and lifted between random decisions: after any relight every space shows
+    exactly what a full redraw of the public view would (no warning left blinking)."""
+    import random
+
+    tm = tables.load(str(MAP))
+    s = Session(tm, Journal(str(tmp_path / "j.sqlite")))
+    rng = random.Random(3)
+    sensors = sorted(tm.by_sensor)
+    for i in range(300):
+        if rng.random() < 0.5:
+            board, sensor = rng.choice(sensors)
+            s.sensed(Event(tm.table, board, 1, i + 1, sensor, "presence", rng.randrange(2), 0, 0))
+        elif s.match.legal():
+            assert s.apply(rng.choice(s.match.legal()), "host page")["ok"]
+        if rng.random() < 0.3:
+            s._relight()  # as after a move or a new turn
+            want = {(o.led_board, o.led): st for o, st in s.effects.lighting(tm.game, s.match.view(None))}
+            assert {k: s.lit.get(k) for k in want} == want, "LEDs differ from a redraw after %d steps" % i
+    assert s.counters["illegal"] == 0
+
+
 # --- a bridge with simulated boards ---------------------------------------------------------
 
 
