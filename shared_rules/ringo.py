@@ -764,6 +764,7 @@ def picture(board, castle=0):
     """The board as text: one line per ring, outer ring first, slices n a b c d e f g."""
     lines = ["     n a b c d e f g"]
     for r in range(RINGS, 0, -1):
-        lines.append("  %d  %s" % (r, " ".join(board[_idx(r, s)] for s in range(8))))
+        first = _idx(r, 0)  # a ring's eight cells are consecutive: one slice, no per-cell call
+        lines.append("  %d  %s" % (r, " ".join(board[first:first + 8])))
     lines.append("  castle %d" % castle)
     return lines

@@ -24,10 +24,13 @@ from shared_rules.engine import Illegal, Match
 
 KEEP_NOTES = 30
 # Cues after which the whole table's lighting is redrawn from the public view.
-RELIGHT = ("board.restored", "move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt",
+RELIGHT = ("move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt",
            "crown.captured", "turn", "miss", "cup.removed", "cup.add", "rack", "round", "back",
            "figure.out", "figure.revived", "flag.down", "brick.removed", "gate.down", "stood",
            "shot.over", "flags.restand")
+# Cues that say the table is back as the rules last had it (a Ringo piece lifted and put back): only
+# the LEDs cues lit since the last redraw go back to what it drew; the public view is not recomputed.
+RESTORE = ("board.restored",)
 # Decisions only a side's own page offers: making them on the shared host screen would show the secret.
 PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
 
@@ -238,24 +241,33 @@ class Session:
                     self.send(led)
             elif e["t"] == "prompt":
                 self.prompts.append({"to": e.get("to"), "ask": e.get("ask"), "choices": e.get("choices")})
-        if any(e["t"] == "cue" and e["cue"] in RELIGHT for e in fx):
+        cues = [e["cue"] for e in fx if e["t"] == "cue"]
+        if any(c in RELIGHT for c in cues):
             self._relight()
+        elif self._drawn is not None and any(c in RESTORE for c in cues):
+            self._draw(self._drawn, self._drawn)
 
     def _relight(self) -> None:
         """Bring every LED to what the public view says; only the ones that differ are sent."""
         want = self.effects.lit_names(self.match.game.NAME, self.match.view(None))
         drawn, self._drawn = self._drawn, want
+        self._draw(want, drawn)
+
+    def _draw(self, want: dict, drawn: dict | None) -> None:
+        """Send what `want` lights, looking only at objects that may differ from `drawn` (None: all)."""
         objects = self.tmap.objects
         if drawn is None:
             names = sorted(objects)
         else:
             # An LED no cue touched since the last relight still shows what that relight drew, so an
             # object whose state is unchanged needs no look (unless its LED is shared with another).
-            names = [n for n in want.keys() | drawn.keys() if want.get(n) != drawn.get(n)]
+            look = set(self.effects.shared_leds)
+            if want is not drawn and want != drawn:  # usually equal: one comparison in C
+                look.update(n for n in want.keys() | drawn.keys() if want.get(n) != drawn.get(n))
             by_led = self.effects.names_by_led
             for key in self._touched:
-                names += by_led.get(key, ())
-            names = sorted(set(names).union(self.effects.shared_leds))
+                look.update(by_led.get(key, ()))
+            names = sorted(look)
         for name in names:
             o = objects.get(name)
             if o is None or o.led is None or o.led_board is None:
