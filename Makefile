@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.battlement-setup
 # Debian packages the tests and the bridge use: binary -> package.
-DEB_NEEDS := mosquitto:mosquitto socat:socat chromium:chromium espeak-ng:espeak-ng sox:sox
+DEB_NEEDS := mosquitto:mosquitto socat:socat openssl:openssl chromium:chromium espeak-ng:espeak-ng sox:sox
 
 # Flash parameters (see docs/flashing.md).
 BOARD ?=

@@ -33,7 +33,7 @@ BATCH_MAX = 500  # messages journalled under one commit
 class Bridge:
     def __init__(self, tmaps: list[TableMap], journal: str, serial: list[str] | None = None,
                  mqtt: str | None = None, username: str | None = None, password: str | None = None,
-                 tls: bool = False, simulate: bool = False, sound: Sound | None = None,
+                 tls: bool = False, tls_ca: str | None = None, simulate: bool = False, sound: Sound | None = None,
                  throw_timeout: float = 0.0, host_code: str | None = None):
         tables = [t.table for t in tmaps]
         if len(set(tables)) != len(tables):
@@ -53,6 +53,7 @@ class Bridge:
         self.sound = sound or Sound("null")
         self.serial, self.mqtt, self.simulate = list(serial or []), mqtt, simulate
         self.mqtt_auth = (username, password, tls)
+        self.tls_ca = tls_ca
         self.throw_timeout = throw_timeout
         self.host_code = host_code or "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789")
                                               for _ in range(8))
@@ -83,7 +84,7 @@ class Bridge:
             self.transports.append(SerialTransport(ports))
         if self.mqtt:
             user, pw, tls = self.mqtt_auth
-            self.transports.append(MqttTransport(self.mqtt, None, user, pw, tls))
+            self.transports.append(MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca))
         for t in self.transports:
             await t.start()
             self.tasks.append(asyncio.create_task(self._pump(t)))
@@ -263,7 +264,7 @@ async def serve(args) -> int:
     t0 = time.monotonic()
     sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
     bridge = Bridge(_tables(args), args.journal, args.serial, args.mqtt, args.username, args.password,
-                    args.tls, args.simulate, sound, args.throw_timeout, args.host_code)
+                    args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
     await bridge.start()
     app = create_app(bridge)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off")
@@ -313,7 +314,9 @@ def register(sub) -> None:
     p.add_argument("--mqtt", metavar="URL", help="MQTT broker, mqtt://[user:pass@]host:1883 or mqtts://")
     p.add_argument("--username", help="MQTT user name")
     p.add_argument("--password", help="MQTT password")
-    p.add_argument("--tls", action="store_true", help="MQTT over TLS")
+    p.add_argument("--tls", action="store_true", help="MQTT over TLS (same as an mqtts:// url)")
+    p.add_argument("--tls-ca", metavar="PEM", help="trust the broker's TLS certificate if this CA signed it "
+                   "(a broker with a private CA; implies --tls)")
     p.add_argument("--simulate", action="store_true",
                    help="simulated boards (no hardware); the page's sensor buttons act as the sensors")
     p.add_argument("--host", default="127.0.0.1", help="address to serve the page on (default 127.0.0.1)")

@@ -128,7 +128,8 @@ class SerialBoard(_Outbox):
 class MqttBoard(_Outbox):
     """A board on an MQTT broker: last will 'offline', retained 'online', QoS 1 events, resend on reconnect."""
 
-    def __init__(self, port, table, board="tower-1", boot=0xB007, sensors=None, host="127.0.0.1"):
+    def __init__(self, port, table, board="tower-1", boot=0xB007, sensors=None, host="127.0.0.1", tls=None):
+        """tls: an ssl.SSLContext to connect with (the broker then speaks TLS only)."""
         _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"})
         self.table = table
         self.base = "battlement/%s/%s/" % (table, board)
@@ -136,6 +137,8 @@ class MqttBoard(_Outbox):
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="board-%s-%s" % (table, board))
         c.will_set(self.base + "status", b"offline", qos=1, retain=True)
         c.reconnect_delay_set(1, 2)
+        if tls is not None:
+            c.tls_set_context(tls)
         c.on_connect = self._on_connect
         c.on_disconnect = lambda *a: self.connected.clear()
         c.on_message = self._on_message
@@ -155,7 +158,9 @@ class MqttBoard(_Outbox):
 
     def _on_connect(self, client, userdata, flags, rc, props):
         # Like the firmware: no Nagle delay, or a frame waits ~40 ms behind an unacknowledged PUBACK.
-        client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = client.socket()
+        if hasattr(sock, "setsockopt"):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client.subscribe(self.base + "down", qos=1)
         client.publish(self.base + "status", b"online", qos=1, retain=True)
         # After every (re)connect: introduce ourselves, then resend whatever is unacknowledged.

@@ -54,17 +54,26 @@ class Broker:
     restart() is stop()+start() (retained messages are not persisted across it).
     """
 
-    def __init__(self, workdir=None, port=None, users=None, nodelay=False):
+    def __init__(self, workdir=None, port=None, users=None, nodelay=False, tls=False):
         """users: {name: password} to require a login (anonymous clients are then refused).
 
         nodelay: set_tcp_nodelay, as docs/bridge.md advises for a table's broker; without it
         Mosquitto's Nagle delay holds a small frame ~40 ms whenever an earlier one is unacknowledged.
+        tls: the listener speaks TLS only, with a certificate for 127.0.0.1 signed by a CA of its own
+        (.ca is that CA's PEM file, for clients to trust); .url is then mqtts://.
         """
         self.dir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="battlement-mqtt-"))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.host = "127.0.0.1"
         self.port = port or free_port()
-        self.url = "mqtt://%s:%d" % (self.host, self.port)
+        self.url = "%s://%s:%d" % ("mqtts" if tls else "mqtt", self.host, self.port)
+        self.ca = None
+        tls_conf = ""
+        if tls:
+            self.ca, cert, key = _certificates(self.dir, self.host)
+            tls_conf = "cafile %s\ncertfile %s\nkeyfile %s\n" % (self.ca, cert, key)
+            if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read our private dir
+                tls_conf += "user root\n"
         self.conf = self.dir / "mosquitto.conf"
         auth = "allow_anonymous true\n"
         if users:
@@ -76,8 +85,8 @@ class Broker:
             if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read our private dir
                 auth += "user root\n"
         self.conf.write_text(
-            "listener %d %s\n%spersistence false\nlog_dest file %s\nmax_queued_messages 100000\n"
-            % (self.port, self.host, auth, self.dir / "mosquitto.log")
+            "listener %d %s\n%s%spersistence false\nlog_dest file %s\nmax_queued_messages 100000\n"
+            % (self.port, self.host, tls_conf, auth, self.dir / "mosquitto.log")
             + ("set_tcp_nodelay true\n" if nodelay else "")
         )
         self.proc = None
@@ -116,6 +125,21 @@ class Broker:
     def close(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _certificates(d, ip):
+    """A CA and a server certificate for ip signed by it (openssl, a few milliseconds each)."""
+    ca, ca_key, cert, key, csr = (d / n for n in ("ca.pem", "ca.key", "server.pem", "server.key", "server.csr"))
+    run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+        "-subj", "/CN=battlement test CA", "-keyout", str(ca_key), "-out", str(ca))
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=%s" % ip,
+        "-keyout", str(key), "-out", str(csr))
+    ext = d / "san.ext"
+    ext.write_text("subjectAltName=IP:%s\n" % ip)
+    run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-days", "2",
+        "-extfile", str(ext), "-out", str(cert))
+    return ca, cert, key
 
 
 class PtyPair:

@@ -16,6 +16,9 @@ def add_arguments(parser, required: bool = True) -> None:
     parser.add_argument("--table", help="with --mqtt: only this table's boards (default: every table)")
     parser.add_argument("--username", help="with --mqtt: broker user name")
     parser.add_argument("--password", help="with --mqtt: broker password")
+    parser.add_argument("--tls", action="store_true", help="with --mqtt: TLS (same as an mqtts:// url)")
+    parser.add_argument("--tls-ca", metavar="PEM",
+                        help="with --mqtt: trust the broker's certificate if this CA signed it (implies --tls)")
     parser.add_argument("--baud", type=int, default=115200, help="serial speed (default 115200; USB boards ignore it)")
 
 
@@ -24,11 +27,12 @@ def from_args(args):
     from battlement.transport import MqttTransport, SerialTransport
 
     if args.serial:
-        if args.table or args.username or args.password:
-            raise UserError("--table, --username and --password go with --mqtt, not --serial")
+        if args.table or args.username or args.password or args.tls or args.tls_ca:
+            raise UserError("--table, --username, --password, --tls and --tls-ca go with --mqtt, not --serial")
         return SerialTransport(args.serial, baud=args.baud)
     if args.mqtt:
-        return MqttTransport(args.mqtt, table=args.table, username=args.username, password=args.password)
+        return MqttTransport(args.mqtt, table=args.table, username=args.username, password=args.password,
+                             tls=args.tls, tls_ca=args.tls_ca)
     return None
 
 

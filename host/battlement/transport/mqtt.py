@@ -15,7 +15,9 @@ subscribes, and reconnects (1 s doubling to 5 s) whenever the link drops.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import ssl
 import uuid
 from urllib.parse import unquote, urlsplit
 
@@ -69,13 +71,17 @@ class MqttTransport(Transport):
         username: str | None = None,
         password: str | None = None,
         tls: bool = False,
+        tls_ca: str | None = None,
         allow: list[str] | None = None,
         client_id: str | None = None,
     ):
         super().__init__(allow)
         self.url = url
         self.host, self.port, url_tls, url_user, url_pass = parse_url(url)
-        self.tls = tls or url_tls
+        self.tls = tls or url_tls or bool(tls_ca)
+        if tls_ca is not None and not os.path.isfile(tls_ca):
+            raise UserError("--tls-ca %s: no such file (the PEM certificate of the CA that signed the broker's)" % tls_ca)
+        self.tls_ca = tls_ca
         self.username = username or url_user
         self.password = password or url_pass
         self.table = check_id("table", table) if table is not None else None
@@ -117,13 +123,16 @@ class MqttTransport(Transport):
         delay = RECONNECT_MIN
         while True:
             try:
-                lost = await c.connect(self.host, self.port, self.tls)
+                lost = await c.connect(self.host, self.port, self.tls, self.tls_ca)
                 granted = await c.subscribe([(sub + "up", 1), (sub + "status", 1)])
                 if 0x80 in granted:
                     c.disconnect()
                     raise Refused("subscription to %s* refused (check the broker's ACL)" % sub)
             except Refused as e:
                 self._link_state("refused: %s" % e)
+            except ssl.SSLCertVerificationError as e:
+                self._link_state("refused: the broker's TLS certificate is not trusted (%s); if a private CA "
+                                 "signed it, give --tls-ca with that CA's PEM file, retrying" % e.verify_message)
             except (OSError, TimeoutError, ConnectionError) as e:
                 self._link_state("cannot reach %s:%d, retrying (%s)" % (self.host, self.port, e or type(e).__name__))
             else:

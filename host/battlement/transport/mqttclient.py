@@ -94,11 +94,13 @@ class MqttClient:
     def connected(self) -> bool:
         return self._proto is not None and self._proto.ready
 
-    async def connect(self, host: str, port: int, tls: bool = False, timeout: float = 5.0) -> asyncio.Future:
-        """Open a connection and log in. Returns a future that resolves (to the reason, a str)
-        when this connection is lost. Raises Refused, OSError or TimeoutError."""
+    async def connect(self, host: str, port: int, tls: bool = False, ca: str | None = None,
+                      timeout: float = 5.0) -> asyncio.Future:
+        """Open a connection and log in (over TLS, checked against the system's CAs or the file ca).
+        Returns a future that resolves (to the reason, a str) when this connection is lost.
+        Raises Refused, OSError (ssl.SSLError included) or TimeoutError."""
         loop = asyncio.get_running_loop()
-        ctx = ssl.create_default_context() if tls else None
+        ctx = ssl.create_default_context(cafile=ca) if tls or ca else None
         proto = _Connection(self, loop)
         await asyncio.wait_for(loop.create_connection(lambda: proto, host, port, ssl=ctx), timeout)
         proto.write(connect_packet(self.client_id, self.keepalive, self.username, self.password))
