@@ -231,3 +231,57 @@ def test_battlement_run_simulate_plays_medieval_madness_from_the_page(bridge_pro
         ws.close()
     assert "Traceback" not in b.output()
     assert os.path.exists(b.journal)
+
+
+# --- the real firmware on both walls ---------------------------------------------------------
+
+RED_PX, DARK_PX = (0xFF, 0x00, 0x00), (0, 0, 0)
+
+
+def test_real_firmware_on_both_walls_reports_pawns_and_shows_the_lights(tmp_path):
+    """The shipped pin maps on the MicroPython firmware (outer wall through muxes, inner wall on
+    direct pins) -> pty serial -> the bridge -> the rules -> the walls' pixels."""
+    from battlement.fwsim import FirmwareProcess
+    from support.procs import PtyPair
+
+    async def go():
+        pairs = {w: PtyPair(tmp_path / ("pty-" + w)).start() for w in ("outer-wall", "inner-wall")}
+        fws = {}
+        b = Bridge([tables.for_game("medieval-madness")], str(tmp_path / "j.sqlite"),
+                   serial=[p.a for p in pairs.values()])
+        try:
+            await b.start()  # listening before the boards boot, so their first hello is heard
+            for w, p in pairs.items():
+                fws[w] = FirmwareProcess(w, pinmap=str(hardware.BOARDS / (w + ".json")), port=p.b).start()
+            s = b.sessions["medieval-madness"]
+            await until(lambda: len(b.transports[0].boards) == 2, timeout=20, what="both walls' hello")
+            outer, inner = fws["outer-wall"], fws["inner-wall"]
+            s.new_game(options={"players": 2})
+            # Player 1 rolls 2 and 4: space 5 (pixel 6 of the outer wall) turns red
+            assert s.apply({"t": "roll", "by": "p1", "dice": [2, 4]}, "host page")["ok"]
+            await asyncio.to_thread(outer.wait_pixels, lambda px: px[6] == RED_PX, 10)
+            outer.presence("sp-5", True)  # the pawn put down there, seen through the mux
+            await until(lambda: s.match.inputs[-1:] == [{"t": "pawn", "space": 5}], what="the pawn on space 5")
+            assert s.counters["illegal"] == 0 and not any("No pawn" in n["text"] for n in s.notices)
+            # a pawn put down on the inner wall's Joust (30, pixel 3), where none belongs: it blinks red
+            inner.presence("sp-30", True)
+            await until(lambda: s.match.inputs[-1:] == [{"t": "pawn", "space": 30}], what="the pawn on space 30")
+            assert "No pawn belongs on space 30, Joust." in [n["text"] for n in s.notices]
+            await asyncio.to_thread(inner.wait_pixels, lambda px: px[3] == RED_PX, 10)
+            await asyncio.to_thread(inner.wait_pixels, lambda px: px[3] == DARK_PX, 10)  # blinking
+            # taken away and Player 1's pawn put down on its space again: the warning goes out
+            inner.presence("sp-30", False)
+            outer.presence("sp-5", False)
+            await until(lambda: s.router.counters.get("ignored") == 2, what="the two lifts")
+            outer.presence("sp-5", True)
+            await until(lambda: len(s.match.inputs) == 4, what="the second pawn check on space 5")
+            await asyncio.to_thread(inner.wait_pixels, lambda px: set(px[1:]) == {DARK_PX}, 10)
+            assert s.counters["illegal"] == 0
+            for fw in fws.values():
+                assert fw.alive(), fw.log()
+        finally:
+            await b.stop()
+            await asyncio.gather(*(asyncio.to_thread(fw.stop) for fw in fws.values()))  # both at once
+            for p in pairs.values():
+                p.close()
+    asyncio.run(go())
