@@ -66,7 +66,7 @@
       if (v.phase === "team") return "pick your characters on your own page.";
       if (v.phase === "place") return "place your characters in your towers on your own page, then press ready.";
       const st = v.step || {};
-      if (st.k === "throw") return "your turn: throw at the other kingdom" + (st.balls ? " (" + st.balls + " balls)." : ".");
+      if (st.k === "throw") return "your turn: throw at the other kingdom" + (st.balls > 1 ? " (" + st.balls + " balls)." : ".");
       if (st.k === "fire") return "fire at will: everyone throws until a ball enters a tower.";
       return "decide on your own page (" + (st.k || "your move") + ").";
     },
@@ -103,7 +103,7 @@
     const phase = { team: "Picking characters", place: "Placing characters in secret", play: "Battle" }[v.phase] || cap(v.phase);
     stat(box, "phase", phase);
     stat(box, "crowns to win", v.crowns_to_win);
-    if (v.step && v.step.side) stat(box, "throwing", cap(v.step.side) + (v.step.balls ? " (" + v.step.balls + " balls)" : ""));
+    if (v.step && v.step.side) stat(box, "throwing", cap(v.step.side) + (v.step.balls > 1 ? " (" + v.step.balls + " balls)" : ""));
     Object.keys(v.sides || {}).sort().forEach((s) => {
       const sv = v.sides[s];
       const towers = sv.towers || {};
