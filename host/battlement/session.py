@@ -24,13 +24,13 @@ from shared_rules.engine import Illegal, Match
 
 KEEP_NOTES = 30
 # Cues after which the whole table's lighting is redrawn from the public view.
-RELIGHT = ("move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt",
-           "crown.captured", "turn", "miss", "cup.removed", "cup.add", "rack", "round", "back",
-           "figure.out", "figure.revived", "flag.down", "brick.removed", "gate.down", "stood",
-           "shot.over", "flags.restand")
+RELIGHT = frozenset((
+    "move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt", "crown.captured", "turn", "miss",
+    "cup.removed", "cup.add", "rack", "round", "back", "figure.out", "figure.revived", "flag.down",
+    "brick.removed", "gate.down", "stood", "shot.over", "flags.restand"))
 # Cues that say the table is back as the rules last had it (a Ringo piece lifted and put back): only
 # the LEDs cues lit since the last redraw go back to what it drew; the public view is not recomputed.
-RESTORE = ("board.restored",)
+RESTORE = frozenset(("board.restored",))
 # Decisions only a side's own page offers: making them on the shared host screen would show the secret.
 PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
 

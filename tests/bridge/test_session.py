@@ -54,6 +54,21 @@ def test_an_illegal_move_warns_on_the_table_and_the_page(tmp_path):
             sim.press("b5", 1)  # pieces back where they were: the table is whole again
             await until(lambda: s.match.state["hand"] is None, what="board restored")
             assert s.match.view()["cells"]["b5"] == "attackers"
+            # the warnings go: b5 shows its attacker again, b3 is dark
+            await until(lambda: sim.led_of("b5") == ("solid", ATT, 0) and sim.led_of("b3")[0] == "off",
+                        what="warning lights cleared")
+    asyncio.run(go())
+
+
+def test_a_piece_lifted_and_put_back_puts_the_table_lights_back(tmp_path):
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
+            before = {o: sim.led_of(o) for o in sim.tmap.objects}
+            sim.press("b5", 0)
+            await until(lambda: sim.led_of("b4") == ("pulse", GREEN, 1000), what="b4 shown as a destination")
+            sim.press("b5", 1)  # changed their mind
+            await until(lambda: {o: sim.led_of(o) for o in sim.tmap.objects} == before, what="every light as before")
+            assert s.match.awaiting() == ["attackers"] and s.counters["illegal"] == 0
     asyncio.run(go())
 
 
