@@ -56,16 +56,21 @@ def test_secret_setup_and_live_scoreboard_never_leak(bridge_process, browser, sh
     public.wait_for_selector("text=Waiting for blue and red")
 
     host = ctx.new_page()
+    host_frames = []
+    host.on("websocket", lambda ws: ws.on("framereceived", lambda payload: host_frames.append(payload)))
     host.goto(b.url + "/host?code=" + b.host_code)
     host.wait_for_selector("a.code")
     codes = {a.get_attribute("data-side"): a.get_attribute("data-code") for a in host.locator("a.code").all()}
     assert sorted(codes) == ["blue", "red"]
 
-    sides = {}
+    sides, side_frames = {}, {"red": [], "blue": []}
     for side in ("red", "blue"):
         page = ctx.new_page()
+        page.on("websocket", lambda ws, side=side: ws.on("framereceived", lambda payload: side_frames[side].append(payload)))
         page.goto("%s/side/%s?code=%s" % (b.url, side, codes[side]))
         page.wait_for_selector("#prompt-list button")
+        # no rule has asked yet: the page still says in words what the buttons are for
+        assert "place your characters in your towers" in page.locator("#prompt-list p.ask").first.inner_text()
         set_up_side(page)
         sides[side] = page
     shots(sides["red"], "pong-red-private-after-setup")
@@ -78,6 +83,10 @@ def test_secret_setup_and_live_scoreboard_never_leak(bridge_process, browser, sh
     red_king = [t for t, tv in red["view"]["sides"]["red"]["towers"].items() if tv.get("character") == "king"]
     assert len(red_king) == 1
 
+    # the rules' question to red, on red's page beside its answer (the throw itself is sensed)
+    red_ask = sides["red"].locator("#prompt-list .ask-group", has_text="Red, your turn: throw at Blue's kingdom.")
+    red_ask.locator("button", has_text="miss").wait_for()
+    public.wait_for_selector("#asked >> text=Red, your turn: throw at the other kingdom.")
     # red throws first: the host's sensor buttons are the towers' beams on the simulated boards
     host.wait_for_selector("#sensors button.sense")
     n_notes = public.locator("#notices li").count()
@@ -85,6 +94,20 @@ def test_secret_setup_and_live_scoreboard_never_leak(bridge_process, browser, sh
     public.wait_for_function("n => document.querySelectorAll('#notices li').length > n", arg=n_notes)
     shots(host, "pong-host-after-throw")
     shots(public, "pong-public-after-throw")
+    blue_card = public.locator('.army[data-side="blue"]')
+    blue_card.locator("text=8 of 9").wait_for()  # the tower the ball entered is down
+    assert "0 of 1" in blue_card.inner_text() and "9 of 9" in public.locator('.army[data-side="red"]').inner_text()
+    # the host sees each question in words, never its choices (they can name the towers with a crown)
+    host_states = [json.loads(f) for f in host_frames if isinstance(f, str) and '"state"' in f]
+    assert any(p["to"] == "blue" for st in host_states for p in st.get("prompts", []))
+    assert not [p for st in host_states for p in st.get("prompts", []) if "choices" in p]
+    for side, frames in side_frames.items():  # each side's page: its own secrets, and only what a ball revealed
+        for f in frames:
+            st = json.loads(f)
+            if st.get("type") != "state":
+                continue
+            for s_, t, key in tower_secrets(st["view"]):
+                assert s_ == side or st["view"]["sides"][s_]["towers"][t]["status"] != "up", (side, s_, t, key)
 
     served = status(b.url + "/")[1]
     assert "character" not in served and "crown" not in served  # the page itself carries no state
@@ -135,12 +158,21 @@ def test_private_pages_need_their_own_code(bridge_process):
 @pytest.mark.parametrize("game", ["ringo"])
 def test_host_sensor_buttons_play_a_ringo_move(bridge_process, browser, shots, game):
     b = bridge_process("--simulate", "--game", game)
+    public = browser.new_page()
+    public.goto(b.url + "/")
+    public.wait_for_selector('svg.ring [data-cell="b5"][data-piece="attackers"]')
     page = browser.new_page()
     page.goto(b.url + "/host?code=" + b.host_code)
     page.wait_for_selector("#sensors button.sense")
     page.locator("#sensors button.sense", has_text="b5 b4").first.click()
     page.wait_for_selector("text=Waiting for defenders")
     assert "A" in page.locator("#picture").inner_text().splitlines()[2]  # ring 4 now holds an attacker
+    # the public ring: the attacker stands on b4, b5 is empty, the defenders are to move
+    public.wait_for_selector('svg.ring [data-cell="b4"][data-piece="attackers"]')
+    assert public.locator('svg.ring [data-cell="b5"]').get_attribute("data-piece") == ""
+    assert public.locator('svg.ring [data-piece="defenders"]').count() == 4
+    assert "Defenders" in public.locator("#summary").inner_text() and "b5-b4" in public.locator("#summary").inner_text()
+    shots(public, "ringo-public")
     page.locator("#undo").click()
     page.locator("#undo").click()
     page.wait_for_selector("text=Waiting for attackers")
