@@ -36,7 +36,7 @@ WALL_COUNTS = {
     "inner": {"drawbridge": 1, "royal-stipend": 1, "dungeon": 0},
 }
 
-_BOARDS = {}
+_BOARDS = {}  # type: dict
 
 
 def _here():

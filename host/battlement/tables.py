@@ -47,8 +47,8 @@ def game_objects(game: str, options: dict | None = None) -> dict[str, str] | Non
         from shared_rules.engine import complete_options
 
         # Every piece the largest army can field; required_objects() asks only for the default army.
-        options: dict = bg.OPTIONS
-        most = {k: max(options[k]["choices"]) for k in ("warriors", "flags", "bricks")}
+        bg_options: dict = bg.OPTIONS
+        most = {k: max(bg_options[k]["choices"]) for k in ("warriors", "flags", "bricks")}
         state = bg.setup(complete_options(bg, most), 0)
         return {p: "tilt" for side in bg.SIDES for p in bg.tilt_pieces(state, side)}
     if game == "medieval-pong":
