@@ -61,6 +61,12 @@
   // --- what each game is waiting for, in words --------------------------------------------
   // The rules' own prompt is shown when there is one; these cover the moments without one
   // (a new game, after an undo), worded from the public view only.
+  const PONG_STEPS = {
+    choose: "choose which tower your two balls destroy", swap: "swap two of your towers (or not), on your own page",
+    ask: "ask the Seer about a character, on your own page", roof: "put the Architect's tower as a roof on another tower",
+    stack: "stack the Guard's tower on another tower", trap: "hide the Hunter's trap in a tower, on your own page",
+    rebuild: "rebuild a tower (or pass), on your own page", destroy: "destroy one of your own towers",
+  };
   const ASK = {
     "medieval-pong": (v, a) => {
       if (v.phase === "team") return "pick your characters on your own page.";
@@ -68,7 +74,7 @@
       const st = v.step || {};
       if (st.k === "throw") return "your turn: throw at the other kingdom" + (st.balls > 1 ? " (" + st.balls + " balls)." : ".");
       if (st.k === "fire") return "fire at will: everyone throws until a ball enters a tower.";
-      return "decide on your own page (" + (st.k || "your move") + ").";
+      return (PONG_STEPS[st.k] || "decide") + ".";
     },
     plingpong: (v, a) => {
       if (v.phase === "shootoff") return "shoot a ball for the first turn.";
@@ -245,7 +251,8 @@
         rows[r].forEach((t) => {
           const tv = towers[t];
           const down = tv.was !== undefined || tv.status === "box";
-          const c = add(row, "span", t + (tv.character ? " " + tv.character : "") + (tv.crown ? " \u265b" : ""),
+          // a destroyed tower shows the character it held ("was"), a standing one only what this page may know
+          const c = add(row, "span", t + (tv.character ? " " + tv.character : tv.was ? " " + tv.was : "") + (tv.crown ? " \u265b" : ""),
             "tower " + s + (down ? " down" : ""));
           c.dataset.tower = s + "." + t;
           c.title = tv.status + (tv.was ? " (was " + tv.was + ")" : "");
