@@ -94,6 +94,10 @@ def test_secret_setup_and_live_scoreboard_never_leak(bridge_process, browser, sh
     public.wait_for_function("n => document.querySelectorAll('#notices li').length > n", arg=n_notes)
     shots(host, "pong-host-after-throw")
     shots(public, "pong-public-after-throw")
+    # the scoreboard's red kingdom shows tower names only; the tower red's ball entered shows what it held
+    assert sorted(c.inner_text() for c in public.locator('[data-tower^="red."]').all()) == sorted(
+        red["view"]["sides"]["red"]["towers"])
+    assert len(public.locator('[data-tower^="blue."]').first.inner_text().split()) >= 2
     blue_card = public.locator('.army[data-side="blue"]')
     blue_card.locator("text=8 of 9").wait_for()  # the tower the ball entered is down
     assert "0 of 1" in blue_card.inner_text() and "9 of 9" in public.locator('.army[data-side="red"]').inner_text()
