@@ -156,8 +156,9 @@ class MqttTransport(Transport):
             self._note("mqtt %s %s" % (self.url, state))
 
     def _on_message(self, name: str, payload: bytes) -> None:
-        where = self._topics.get(name, False)
-        if where is False:
+        try:
+            where = self._topics[name]
+        except KeyError:
             where = _parse_topic(name)
             if len(self._topics) >= TOPICS_KNOWN:
                 self._topics.clear()
