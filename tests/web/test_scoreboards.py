@@ -84,6 +84,8 @@ def test_madness_roll_moves_pawn_and_shows_dice(bridge_process, browser, shots):
     assert "7, Royal Stipend" in row.locator("td.space").inner_text()
     assert row.locator("td.gold").inner_text() != "200"  # the Royal Stipend paid
     public.wait_for_selector("#asked >> text=Player 2, roll the dice.")
+    public.wait_for_selector('.track [data-space="7"] .pawn-p1')  # on the board's outer wall too
+    assert public.locator('.track [data-space="-1"] .pawn').count() == 3  # the others wait at the entrance
     shots(public, "madness-public-after-roll")
 
     # a pawn put on the wrong space: that player's own page says where it belongs

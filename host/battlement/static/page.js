@@ -8,6 +8,8 @@
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
   let ws = null, last = null;
+  let spaces = null;  // a board game's spaces, fetched once per game and options (they never change in a game)
+  let spacesFor = "";
 
   function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
   function add(parent, tag, text, cls) { return parent.appendChild(el(tag, text, cls)); }
@@ -25,8 +27,18 @@
       const m = JSON.parse(ev.data);
       if (m.type === "error") { $("status").textContent = m.message; ws.onclose = null; return; }
       if (m.type === "reply") { if (!m.ok) toast(m.message); return; }
-      if (m.type === "state") { last = m; render(m); }
+      if (m.type === "state") { last = m; render(m); loadSpaces(m); }
     };
+  }
+
+  function loadSpaces(s) {
+    const key = s.game + JSON.stringify(s.view && s.view.board);
+    if (s.game !== "medieval-madness" || key === spacesFor) return;
+    spacesFor = key;
+    fetch("/api/spaces?table=" + encodeURIComponent(table)).then((r) => r.json()).then((list) => {
+      spaces = Array.isArray(list) ? list : null;
+      if (last) render(last);
+    });
   }
 
   // --- names as players say them -------------------------------------------------------
@@ -269,6 +281,7 @@
       });
     });
     if (v.game === "ringo") box.appendChild(ringoRings(v));
+    if (v.game === "medieval-madness" && spaces) box.appendChild(madnessTrack(v));
     $("picture").textContent = Array.isArray(v.picture) ? v.picture.join("\n") : (v.picture || "");
   }
 
@@ -304,6 +317,30 @@
     mk("text", { y: 5, class: "castle-count" }, c).textContent = String(v.castle || 0);
     mk("title", {}, c).textContent = "castle: " + (v.castle || 0) + " attackers in";
     return svg;
+  }
+
+  // The castle's two walls of spaces with every pawn where it stands (the entrance before the first roll).
+  function madnessTrack(v) {
+    const out = el("div", undefined, "track");
+    const pawns = {};
+    (v.players || []).forEach((p) => { (pawns[p.space] = pawns[p.space] || []).push(p); });
+    const line = (title, list, id) => {
+      add(out, "div", title, "grid-title");
+      const row = add(out, "div", undefined, "mm-spaces");
+      list.forEach((sp) => {
+        const c = add(row, "div", undefined, "mm-space" + (pawns[sp.id] ? " taken" : ""));
+        c.dataset.space = id === undefined ? sp.id : id; c.title = sp.name;
+        add(c, "span", id === undefined ? String(sp.id) : "", "space-no");
+        add(c, "span", sp.name, "space-name");
+        (pawns[id === undefined ? sp.id : id] || []).forEach((p) => {
+          const t = add(c, "span", p.id.replace("p", "P"), "pawn pawn-" + p.id); t.title = p.name;
+        });
+      });
+    };
+    if (pawns[-1]) line("Castle entrance", [{ id: -1, name: "the castle entrance" }], -1);
+    line("Outer wall", spaces.filter((sp) => sp.wall === "outer"));
+    line("Inner wall", spaces.filter((sp) => sp.wall !== "outer"));
+    return out;
   }
 
   // --- decisions: each question in words next to the buttons that answer it ------------------
@@ -435,13 +472,13 @@
       const b = add(row, "button", "pawn " + p.name + " on " + p.space_name, "sense");
       b.onclick = () => send({ action: "input", input: { t: "pawn", player: p.id, space: p.space } });
     });
-    if ((s.spaces || []).length) {
+    if (spaces && spaces.length) {
       const prow = add(sens, "div", undefined, "sensor-row");
       add(prow, "span", "Put a pawn on:", "sensor-label");
       const who_ = add(prow, "select"); who_.id = "pawn-player";
       (v.players || []).forEach((p) => { const o = add(who_, "option", p.name); o.value = p.id; });
       const where = add(prow, "select"); where.id = "pawn-space";
-      s.spaces.forEach((sp) => { const o = add(where, "option", sp.id + " " + sp.name); o.value = sp.id; });
+      spaces.forEach((sp) => { const o = add(where, "option", sp.id + " " + sp.name); o.value = sp.id; });
       const b = add(prow, "button", "put pawn", "sense"); b.id = "put-pawn";
       b.onclick = () => send({ action: "input", input: { t: "pawn", player: who_.value, space: Number(where.value) } });
     }

@@ -5,7 +5,8 @@
                            Medieval Madness), miss, undo, pause, every question with its answers
     /side/<side>?code=C    one side's private page: secret set-up, swaps, private answers
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
-    /api/state             the public state as JSON; /api/history finished games
+    /api/state             the public state as JSON; /api/history finished games;
+    /api/spaces            the spaces of a board game (Medieval Madness), [] for the others
 
 Each page gets only what its role may see: the public websocket carries
 Session.public(), built from the rules' public view. A wrong or missing code is a
@@ -53,13 +54,14 @@ def create_app(bridge) -> Starlette:
     boards: dict[str, list] = {}
 
     def spaces_of(s: Session) -> list:
-        """A board game's spaces (number and name) for the host's 'put a pawn on' list; [] for the others."""
+        """A board game's spaces (number, name, wall) for the page's board and the host's 'put a pawn on'
+        list; [] for a game with no board of spaces. Never secret: they are printed on the board."""
         board_view = getattr(s.match.game, "board_view", None)
         if board_view is None:
             return []
         key = s.match.game.NAME + json.dumps(s.match.options, sort_keys=True)
         if key not in boards:  # the board is read from a file: once per set of options
-            boards[key] = [{"id": sp["id"], "name": sp["name"]} for sp in board_view(s.match.options)]
+            boards[key] = [{"id": sp["id"], "name": sp["name"], "wall": sp["wall"]} for sp in board_view(s.match.options)]
         return boards[key]
 
     def refuse(status: int, text: str) -> PlainTextResponse:
@@ -94,6 +96,12 @@ def create_app(bridge) -> Starlette:
         except UserError as e:
             return JSONResponse({"error": str(e)}, status_code=404)
 
+    async def spaces(request: Request):
+        try:
+            return JSONResponse(spaces_of(session_of(request.query_params.get("table"))))
+        except UserError as e:
+            return JSONResponse({"error": str(e)}, status_code=404)
+
     async def history(request: Request):
         return JSONResponse(bridge.journal.history(request.query_params.get("table"), 50))
 
@@ -122,7 +130,6 @@ def create_app(bridge) -> Starlette:
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
                                   "simulated": s.table in bridge.sims}
-                data["spaces"] = spaces_of(s)
             elif role == "side":
                 data = s.for_side(side)
             else:
@@ -201,6 +208,7 @@ def create_app(bridge) -> Starlette:
         Route("/side/{side}", side_page),
         Route("/api/state", state),
         Route("/api/history", history),
+        Route("/api/spaces", spaces),
         WebSocketRoute("/ws", ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
