@@ -38,7 +38,7 @@
     fetch("/api/spaces?table=" + encodeURIComponent(table)).then((r) => r.json()).then((list) => {
       spaces = Array.isArray(list) ? list : null;
       if (last) render(last);
-    });
+    }).catch(() => { spacesFor = ""; });  // try again with the next state
   }
 
   // --- names as players say them -------------------------------------------------------
