@@ -34,7 +34,7 @@ def test_battleground_warrior_knocked_down_shows_fallen(bridge_process, browser,
     host_ws = Ws(b.url, role="host", code=b.host_code)
     public, host = pages(b, browser)
     # the opening set-up question is on the public page before anyone has acted
-    public.wait_for_selector("#asked >> text=Orcs, set-up, power check")
+    public.wait_for_selector("#asked >> text=Orcs, place up to 2 power disks under your warriors or hero, then confirm.")
     for _ in range(20):  # confirm every set-up check for both armies (not what this test is about)
         st = host_ws.state()
         if st["view"]["phase"] == "play":

@@ -79,6 +79,13 @@
     stack: "stack the Guard's tower on another tower", trap: "hide the Hunter's trap in a tower, on your own page",
     rebuild: "rebuild a tower (or pass), on your own page", destroy: "destroy one of your own towers",
   };
+  const BG_CHECKS = {
+    power: "place up to {n} power disks under your warriors or hero, then confirm",
+    balcony: "choose the figure on the castle balcony, who works the castle catapult, or confirm an empty balcony",
+    camp: "confirm your castle, bricks, weapons and army stand within 40 centimetres of your end",
+    manned: "confirm every weapon has a warrior or the hero within 5 centimetres, to its front or side",
+    placement: "confirm no warrior, hero or flag stands behind a weapon or building",
+  };
   const ASK = {
     "medieval-pong": (v, a) => {
       if (v.phase === "team") return "pick your characters on your own page.";
@@ -94,7 +101,8 @@
       return "your shot: throw a ball into a cup.";
     },
     battleground: (v, a) => {
-      if (v.setup) return "set-up, " + v.setup.check + " check: decide below, then confirm.";
+      if (v.setup) return (BG_CHECKS[v.setup.check] || v.setup.check + " check: decide, then confirm")
+        .replace("{n}", (v.armies[a] || {}).power_disks_to_place) + ".";
       if (v.aiming) return "who stands within 5 centimetres of the " + spoken(v.aiming) + " to fire it?";
       if (v.shot) return "the " + spoken(v.shot.weapon) + " fired: knock-downs are sensed; say when the shot is over.";
       const p = (v.pending || [])[0];
