@@ -96,7 +96,10 @@ def test_madness_roll_moves_pawn_and_shows_dice(bridge_process, browser, shots):
     host.select_option("#pawn-space", "3")
     host.locator("#put-pawn").click()
     p1.wait_for_selector("#private-list >> text=your pawn belongs on space 7, Royal Stipend")
+    # "pawn on its space" acts as that space's presence sensor: the simulated board reports it
     host.locator("#pawn-row button", has_text="pawn Player 1 on Royal Stipend").click()
+    host.wait_for_selector("#counters >> text=/\\binputs 3\\b/")
+    assert "events 1 |" in host.locator("#counters").inner_text()  # it came as a sensed event
     shots(host, "madness-host")
 
     # undo takes the two pawn checks and the roll back: the question is Player 1's again, not the stale one

@@ -457,7 +457,9 @@
     $("pause").textContent = s.paused ? "Resume" : "Pause";
   }
 
-  // Medieval Madness has no sensor map: the dice and the pawns on their spaces are entered here.
+  // Medieval Madness: dice are entered here (no dice sensor). "Pawn on its space" acts as the space's
+  // presence sensor (through the simulated boards when there are some); "put pawn" names whose pawn it is,
+  // which a presence sensor cannot tell, so it goes to the rules as a typed input.
   function madnessSensors(s, v, sens) {
     const roll = (s.decisions || []).find((i) => i.t === "roll");
     if (roll) {
@@ -478,7 +480,7 @@
     (v.players || []).forEach((p) => {
       if (p.space < 0) return;
       const b = add(row, "button", "pawn " + p.name + " on " + p.space_name, "sense");
-      b.onclick = () => send({ action: "input", input: { t: "pawn", player: p.id, space: p.space } });
+      b.onclick = () => send({ action: "sense", input: { t: "pawn", space: p.space } });
     });
     if (spaces && spaces.length) {
       const prow = add(sens, "div", undefined, "sensor-row");
