@@ -8,6 +8,7 @@ game untouched, is counted, and its reason goes to the page.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from battlement.journal import Journal
 from battlement.messages import Event, Led
 from battlement.router import Router, to_sensors
 from battlement.sound import Sound
-from battlement.tables import TableMap
+from battlement.tables import TableMap, required_objects
 from shared_rules.engine import Illegal, Match
 
 KEEP_NOTES = 30
@@ -109,15 +110,26 @@ class Session:
             raise UserError("table %s is built for %s (%s), not %s" % (self.table, self.tmap.game, self.tmap.path, game))
         mod = shared_rules.load(game)
         opts = dict(self.tmap.options)
+        if "unlocked" not in (options or {}):
+            opts.update(self._padlocks(game))
         opts.update(options or {})
-        if game == "medieval-pong" and "unlocked" not in (options or {}):
-            prog = self.journal.get_progress(self.table).get("padlocks")
-            if prog is not None:
-                opts["unlocked"] = ",".join(prog.get("unlocked", [])) or "none"
         try:
             match = Match(mod, opts, seed if seed is not None else random.SystemRandom().randrange(1 << 30))
         except Illegal as e:
             raise UserError("new %s game: %s" % (game, e.reason))
+        # Options that need objects this table has no sensor for (2 sets of towers on a 1-set table) would
+        # leave balls unseen and rings unlit: refused, naming the map, before the game in progress ends.
+        missing = self._unsensed(game, match.options)
+        if missing:
+            # name the options that ask for the missing objects: those whose table value would need fewer
+            culprits = ["%s=%s" % (k, match.options[k]) for k in sorted(match.options)
+                        if match.options[k] != self._table_default(mod, k)
+                        and len(self._unsensed(game, dict(match.options, **{k: self._table_default(mod, k)}))) < len(missing)]
+            raise UserError("new %s game: %s needs %d object(s) table %s has no sensor for (%s%s); its map %s "
+                            "is built for %s" % (
+                                game, " ".join(culprits) or "this set-up", len(missing), self.table,
+                                ", ".join(missing[:4]), ", ..." if len(missing) > 4 else "", shown_path(self.tmap.path),
+                                self.tmap.title))
         if self.game_id and not self.match.over:
             self.journal.finish(self.game_id, None, "abandoned after %d inputs" % len(self.match.inputs))
         self.match = match
@@ -127,6 +139,35 @@ class Session:
         self._note("New game of %s." % mod.TITLE)
         self._relight()
         self._changed()
+
+    def _unsensed(self, game: str, options: dict) -> list[str]:
+        """The objects a game with these options needs that the table map gives no sensor ([]: a map with none
+        senses nothing, everything is entered on the page)."""
+        if not self.tmap.objects:
+            return []
+        return [o for o in required_objects(game, options) if o not in self.tmap.objects]
+
+    def _padlocks(self, game: str) -> dict:
+        """Medieval Pong: the alternative characters unlocked so far, as the `unlocked` option ({}: none won)."""
+        if game != "medieval-pong":
+            return {}
+        prog = self.journal.get_progress(self.table).get("padlocks")
+        return {} if prog is None else {"unlocked": ",".join(prog.get("unlocked", [])) or "none"}
+
+    def _table_default(self, mod, key: str):
+        """An option's value when no one chooses it: the table map's, else the rules' default."""
+        return self.tmap.options.get(key, mod.OPTIONS[key]["default"])
+
+    def option_specs(self) -> list[dict]:
+        """The game's options for the host's new-game form, in the rules' order: help, choices, the table's
+        default and the value to preselect (this game's; after a Pong game, what the padlocks now unlock)."""
+        mod = self.match.game
+        value = dict(self.match.options)
+        if self.match.over:
+            value.update(self._padlocks(mod.NAME))
+        return [{"key": k, "help": spec.get("help", ""), "default": self._table_default(mod, k),
+                 "choices": None if spec.get("choices") is None else list(spec["choices"]), "value": value.get(k)}
+                for k, spec in mod.OPTIONS.items()]
 
     # --- inputs ----------------------------------------------------------------------
 
@@ -318,7 +359,8 @@ class Session:
             "codes": self.codes, "counters": self._all_counters(),
             "sensed": [i for i in legal if i.get("t") in sensed or self.sensor_for(i)][:200],
             "decisions": [i for i in legal if i.get("t") not in sensed and i.get("t") not in private][:200],
-            "options": self.match.options, "history": self.journal.history(self.table, 5),
+            "options": self.match.options, "option_specs": self.option_specs(),
+            "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
             # every question in words, so the host sees what its decision buttons answer; no choices,
             # which in Medieval Pong can name the towers that hold a crown
@@ -349,6 +391,12 @@ class Session:
         for k, v in self.sound.counters.items():
             out["sound." + k] = v
         return out
+
+
+def shown_path(path: str) -> str:
+    """A file as the person who started the bridge names it: relative to where they are, when it is below."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
 
 
 def describe(inp: dict) -> str:

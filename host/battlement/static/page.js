@@ -8,6 +8,7 @@
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
   let ws = null, last = null;
+  let sent = [];  // the actions sent and not yet answered: the websocket answers each in order
   let spaces = null;  // a board game's spaces, fetched once per game and options (they never change in a game)
   let spacesFor = "";
 
@@ -16,17 +17,21 @@
   function cap(s) { s = String(s); return s.charAt(0).toUpperCase() + s.slice(1); }
   function and(words) { return words.length < 2 ? words.join("") : words.slice(0, -1).join(", ") + " and " + words[words.length - 1]; }
   function toast(text) { const t = $("toast"); t.textContent = text; t.style.display = "block"; setTimeout(() => { t.style.display = "none"; }, 4000); }
-  function send(msg) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(msg)); }
+  function send(msg) { if (ws && ws.readyState === 1) { ws.send(JSON.stringify(msg)); sent.push(msg.action); } }
 
   function connect() {
     const q = new URLSearchParams({ role: role, table: table, side: side, code: code });
     ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?" + q);
-    ws.onopen = () => { $("status").textContent = "live"; };
+    ws.onopen = () => { $("status").textContent = "live"; sent = []; };
     ws.onclose = () => { $("status").textContent = "reconnecting..."; setTimeout(connect, 1000); };
     ws.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
       if (m.type === "error") { $("status").textContent = m.message; ws.onclose = null; return; }
-      if (m.type === "reply") { if (!m.ok) toast(m.message); return; }
+      if (m.type === "reply") {
+        if (!m.ok) toast(m.message);
+        if (sent.shift() === "new") newGameReply(m);
+        return;
+      }
       if (m.type === "state") { last = m; render(m); loadSpaces(m); }
     };
   }
@@ -455,6 +460,64 @@
     const c = Object.assign({}, s.counters || {}, (s.bridge || {}).counters || {});
     $("counters").textContent = Object.keys(c).sort().map((k) => k + " " + c[k]).join(" | ");
     $("pause").textContent = s.paused ? "Resume" : "Pause";
+    renderOptions(s);
+  }
+
+  // --- the host's new-game form: one control per option of the game, its help under it ----------
+  // It starts from this game's options (the table map's own options are the defaults); what the host
+  // changes survives the state pushes of the game going on until a new game starts with it.
+  let optionsShown = "";  // the game and option values the form was last built from
+  let chosen = {}, chosenGame = "";  // option -> control value the host changed
+
+  function optionText(x) { return x === true ? "yes" : x === false ? "no" : String(x); }
+  function same(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
+  function optionName(key) { return key.replace(/_/g, " "); }
+
+  function renderOptions(s) {
+    const specs = s.option_specs || [];
+    const changed = specs.filter((o) => !same(o.value, o.default));
+    $("options-now").textContent = "(this game: " + (changed.length ? changed.map((o) => optionName(o.key) + " " + optionText(o.value)).join(", ") : "the table's defaults") + ")";
+    const key = s.game + JSON.stringify(specs);
+    if (key === optionsShown) return;  // rebuilding would throw away what the host is choosing
+    optionsShown = key;
+    if (s.game !== chosenGame) { chosen = {}; chosenGame = s.game; }
+    const form = $("option-form"); form.replaceChildren();
+    specs.forEach((o) => {
+      const id = "opt-" + o.key;
+      const lab = add(form, "label", optionName(o.key)); lab.htmlFor = id;
+      let c;
+      if (o.choices) {  // a list of what the rules accept; the value is the choice's place in it
+        c = add(form, "select");
+        o.choices.forEach((x, i) => { const opt = add(c, "option", optionText(x)); opt.value = String(i); opt.selected = same(x, o.value); });
+      } else {
+        c = add(form, "input"); c.type = "text"; c.value = o.value === null || o.value === undefined ? "" : String(o.value);
+      }
+      c.id = id; c.name = o.key;
+      if (chosen[o.key] !== undefined) c.value = chosen[o.key];
+      c.oninput = c.onchange = () => { chosen[o.key] = c.value; };
+      const help = add(form, "div", o.help + (same(o.default, o.value) ? "" : " (default: " + optionText(o.default) + ")"), "option-help small");
+      help.id = id + "-help"; c.setAttribute("aria-describedby", help.id);
+    });
+  }
+
+  // The options as the rules take them: a choice's own value (number, yes/no, name), or the text typed.
+  function chosenOptions() {
+    const out = {};
+    ((last && last.option_specs) || []).forEach((o) => {
+      const c = $("opt-" + o.key);
+      if (!c) return;
+      const text = c.value.trim();
+      out[o.key] = o.choices ? o.choices[Number(c.value)] : (typeof o.default === "number" && /^-?\d+$/.test(text) ? Number(text) : text);
+    });
+    return out;
+  }
+
+  // A refusal stays beside the form (the toast goes away): what was wrong, and that nothing changed.
+  function newGameReply(m) {
+    const r = $("new-result");
+    r.className = "small" + (m.ok ? "" : " refused");
+    r.textContent = m.ok ? "New game started." : "Not started: " + String(m.message).replace(/\.$/, "") + ". The current game is unchanged.";
+    if (m.ok) chosen = {};
   }
 
   // Medieval Madness: dice are entered here (no dice sensor). "Pawn on its space" acts as the space's
@@ -498,12 +561,9 @@
     $("miss").onclick = () => send({ action: "miss" });
     $("undo").onclick = () => send({ action: "undo" });
     $("pause").onclick = () => send({ action: "pause", paused: !(last && last.paused) });
-    $("new").onclick = () => {
-      let options = {};
-      const text = $("options").value.trim();
-      if (text) { try { options = JSON.parse(text); } catch (e) { toast("options must be JSON, e.g. {\"sets\": 2}"); return; } }
-      send({ action: "new", options: options });
-    };
+    const startNew = () => send({ action: "new", options: chosenOptions() });
+    $("new").onclick = startNew;
+    $("option-form").onsubmit = (e) => { e.preventDefault(); startNew(); };
   }
   // one bridge, several tables: a link to each table's page of the same kind
   const tables = window.BATTLEMENT_TABLES || [];
