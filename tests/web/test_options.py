@@ -131,3 +131,34 @@ def test_two_set_table_form_starts_from_the_table_map(bridge_process, browser):
     host.wait_for_function("document.querySelector('#options-now').textContent.includes('sets 1')")
     assert chosen(host, "sets") == "1" and "(default: 2)" in host.locator("#opt-sets-help").inner_text()
     assert state_of(b, role="public")["view"]["crowns_to_win"] == 1
+    # options that are not name -> value, from a script of its own: said, and the game stays
+    ws = Ws(b.url, role="host", code=b.host_code)
+    reply = ws.act(action="new", options=["sets", 2])
+    ws.close()
+    assert not reply["ok"] and "options are an object of option names and values" in reply["message"]
+    assert state_of(b)["options"]["sets"] == 1
+
+
+def test_after_a_pong_game_the_form_offers_what_the_padlocks_unlocked(tmp_path):
+    """The form is sent the game's options with the value to preselect: after a finished Medieval Pong
+    game, the characters its padlocks now unlock (the finished game's own value would lock them again)."""
+    import random
+
+    from battlement import tables
+    from battlement.journal import Journal
+    from battlement.session import Session
+
+    s = Session(tables.for_game("medieval-pong"), Journal(str(tmp_path / "journal.sqlite")))
+    specs = {o["key"]: o for o in s.for_host()["option_specs"]}
+    assert specs["unlocked"]["value"] == "all" and specs["unlocked"]["choices"] is None
+    assert specs["sets"]["choices"] == [1, 2] and specs["sets"]["default"] == 1
+    pick = random.Random(7)
+    for _ in range(3000):  # a random game to its end: the first finished game ticks the Ninja's one padlock
+        if s.match.over:
+            break
+        assert s.apply(pick.choice(s.match.legal()))["ok"]
+    assert s.match.over
+    specs = {o["key"]: o for o in s.for_host()["option_specs"]}
+    assert specs["unlocked"]["value"] == "ninja" and s.match.options["unlocked"] == "all"
+    s.new_game(None, {k: o["value"] for k, o in specs.items()})  # "New game" as the form sends it
+    assert s.match.options["unlocked"] == "ninja" and not s.match.over

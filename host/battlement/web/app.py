@@ -1,7 +1,8 @@
 """The ASGI app the bridge serves.
 
     /                      public scoreboard (anyone at the table may look: never a secret)
-    /host?code=H           host controls: new game, options, sensor buttons (dice and pawns for
+    /host?code=H           host controls: new game with a form of the game's options (their help, the
+                           table map's values as defaults), sensor buttons (dice and pawns for
                            Medieval Madness), miss, undo, pause, every question with its answers
     /side/<side>?code=C    one side's private page: secret set-up, swaps, private answers
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
@@ -198,7 +199,11 @@ def create_app(bridge) -> Starlette:
             s._changed()
             return {"ok": True, "message": ""}
         if action == "new":
-            s.new_game(msg.get("game") or None, msg.get("options") or {}, msg.get("seed"))
+            options = msg.get("options") or {}
+            if not isinstance(options, dict):
+                raise UserError("new game: options are an object of option names and values, e.g. {\"sets\": 2}; got %r"
+                                % (options,))
+            s.new_game(msg.get("game") or None, options, msg.get("seed"))
             return {"ok": True, "message": ""}
         raise UserError("unknown action %r" % (action,))
 
