@@ -469,7 +469,7 @@
   let optionsShown = "";  // the game and option values the form was last built from
   let chosen = {}, chosenGame = "";  // option -> control value the host changed
 
-  function optionText(x) { return x === true ? "yes" : x === false ? "no" : String(x); }
+  function optionText(x) { return x === true ? "yes" : x === false ? "no" : x === "" ? "empty" : String(x); }
   function same(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
   function optionName(key) { return key.replace(/_/g, " "); }
 
