@@ -53,6 +53,8 @@ class Bridge:
         self.sound = sound or Sound("null")
         self.serial, self.mqtt, self.simulate = list(serial or []), mqtt, simulate
         self.mqtt_auth = (username, password, tls)
+        if tls_ca is not None and not os.path.isfile(tls_ca):
+            raise UserError("--tls-ca %s: no such file (the PEM certificate of the CA that signed the broker's)" % tls_ca)
         self.tls_ca = tls_ca
         self.throw_timeout = throw_timeout
         self.host_code = host_code or "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789")
@@ -77,7 +79,8 @@ class Bridge:
         ports = list(self.serial)
         if self.simulate:
             for table, tmap in self.tmaps.items():
-                sim = Simulator(tmap, self.mqtt if self.mqtt else None, *self.mqtt_auth[:2])
+                user, pw, tls = self.mqtt_auth
+                sim = Simulator(tmap, self.mqtt if self.mqtt else None, user, pw, tls, self.tls_ca)
                 self.sims[table] = sim
                 ports += sim.ports
         if ports:

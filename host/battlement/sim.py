@@ -152,19 +152,20 @@ class MqttLink:
     """A board on an MQTT broker: publishes up/status, listens on down (paho's thread hands frames to the loop)."""
 
     def __init__(self, board: VirtualBoard, url: str, table: str, username: str | None = None,
-                 password: str | None = None):
+                 password: str | None = None, tls: bool = False, tls_ca: str | None = None):
         import paho.mqtt.client as mqtt
 
         from battlement.transport.mqtt import parse_url, topic
 
         self.board = board
-        host, port, tls, u, p = parse_url(url)
+        host, port, url_tls, u, p = parse_url(url)
+        tls = tls or url_tls
         self.up, self.down, self.status = (topic(table, board.board, leaf) for leaf in ("up", "down", "status"))
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="sim-%s-%s-%x" % (table, board.board, board.boot))
         if username or u:
             self.client.username_pw_set(username or u, password or p)
-        if tls:
-            self.client.tls_set()
+        if tls or tls_ca:
+            self.client.tls_set(ca_certs=tls_ca)
         self.client.will_set(self.status, b"offline", qos=1, retain=True)
         self.client.on_connect = self._connected
         self.client.on_message = self._message
@@ -208,14 +209,15 @@ class Simulator:
     """Virtual boards for every board of a table map; press(object, value) acts as its sensor."""
 
     def __init__(self, tmap: TableMap, mqtt_url: str | None = None, username: str | None = None,
-                 password: str | None = None):
+                 password: str | None = None, tls: bool = False, tls_ca: str | None = None):
         self.tmap = tmap
         self.boards: dict[str, VirtualBoard] = {}
         self.links: dict[str, PtyLink | MqttLink] = {}
         for b in sorted(tmap.boards):
             vb = VirtualBoard(b, tmap.sensors_of(b), str(tmap.boards[b].get("profile", "sim")), tmap.table)
             self.boards[b] = vb
-            self.links[b] = MqttLink(vb, mqtt_url, tmap.table, username, password) if mqtt_url else PtyLink(vb)
+            self.links[b] = (MqttLink(vb, mqtt_url, tmap.table, username, password, tls, tls_ca) if mqtt_url
+                             else PtyLink(vb))
 
     @property
     def ports(self) -> list[str]:
@@ -296,7 +298,11 @@ async def random_play(sim: Simulator, count: int, rate: float, seed: int, echo=p
 
 async def _main(args) -> int:
     tmap = load(args.table)
-    sim = Simulator(tmap, args.mqtt, args.username, args.password)
+    if (args.tls or args.tls_ca) and not args.mqtt:
+        raise UserError("--tls and --tls-ca go with --mqtt")
+    if args.tls_ca and not os.path.isfile(args.tls_ca):
+        raise UserError("--tls-ca %s: no such file (the PEM certificate of the CA that signed the broker's)" % args.tls_ca)
+    sim = Simulator(tmap, args.mqtt, args.username, args.password, args.tls, args.tls_ca)
     sim.start()
     if args.mqtt:
         print("sim: %d boards of table %s on %s" % (len(sim.boards), tmap.table, args.mqtt))
@@ -337,6 +343,8 @@ def register(sub) -> None:
     p.add_argument("--mqtt", metavar="URL", help="broker, e.g. mqtt://127.0.0.1:1883 (default: ptys)")
     p.add_argument("--username", help="MQTT user name")
     p.add_argument("--password", help="MQTT password")
+    p.add_argument("--tls", action="store_true", help="MQTT over TLS (same as an mqtts:// url)")
+    p.add_argument("--tls-ca", metavar="PEM", help="trust the broker's certificate if this CA signed it (implies --tls)")
     p.add_argument("--script", help='JSON Lines: {"at": 1.5, "object": "b5", "value": 0} per line')
     p.add_argument("--speed", type=float, default=1.0, help="play the script this many times faster (default 1)")
     p.add_argument("--random", type=int, default=0, metavar="N", help="N random sensor changes")

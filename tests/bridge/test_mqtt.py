@@ -3,9 +3,12 @@ sensed events and LED commands travel as MQTT messages between the virtual board
 
 import asyncio
 
+import pytest
 from battlement import tables
 from battlement.bridge import Bridge
 from battlement.effects import SIDE_RGB
+from battlement.errors import UserError
+from support.procs import Broker
 
 from .conftest import until
 
@@ -64,3 +67,33 @@ def test_a_board_of_a_table_not_served_is_counted_not_fatal(mosquitto, tmp_path)
             stranger.close()
             await b.stop()
     asyncio.run(go())
+
+
+def test_a_table_over_tls_with_a_private_ca_plays_and_lights(tmp_path):
+    """Boards and bridge both on a broker that speaks only TLS, its certificate signed by a CA of the hall's own."""
+    broker = Broker(tmp_path / "tls", tls=True).start()
+
+    async def go():
+        b = Bridge([ringo_table("mq-tls")], str(tmp_path / "j.sqlite"), mqtt=broker.url, tls_ca=str(broker.ca),
+                   simulate=True)
+        await b.start()
+        try:
+            sim = b.sims["mq-tls"]
+            await until(lambda: all(sim.led_of(o) for o in sim.tmap.objects), what="lights over TLS")
+            sim.press("d5", 0)
+            sim.press("d4", 1)
+            await until(lambda: sim.led_of("d4") == ("solid", ATT, 0), what="the move lit over TLS")
+            assert b.sessions["mq-tls"].match.view()["cells"].get("d4") == "attackers"
+        finally:
+            await b.stop()
+
+    try:
+        asyncio.run(go())
+    finally:
+        broker.close()
+
+
+def test_a_missing_ca_file_is_one_clear_line(tmp_path):
+    with pytest.raises(UserError, match="--tls-ca .*no such file"):
+        Bridge([ringo_table("mq-tls")], str(tmp_path / "j.sqlite"), mqtt="mqtts://127.0.0.1:8883",
+               tls_ca=str(tmp_path / "missing.pem"), simulate=True)
