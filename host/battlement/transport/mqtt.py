@@ -95,7 +95,8 @@ class MqttTransport(Transport):
 
     async def start(self) -> None:
         await super().start()
-        self._client = MqttClient(self.client_id, self._on_message, self.username, self.password, keepalive=15)
+        self._client = MqttClient(self.client_id, self._on_message, self.username, self.password, keepalive=15,
+                                  counters=self.counters)
         self._keeper = asyncio.create_task(self._keep(self._client))
         # Boards publish their hello once: be subscribed before the caller starts anything else.
         try:

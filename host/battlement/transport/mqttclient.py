@@ -81,10 +81,14 @@ class MqttClient:
     """
 
     def __init__(self, client_id: str, on_message: Callable[[str, bytes], None],
-                 username: str | None = None, password: str | None = None, keepalive: int = 15):
+                 username: str | None = None, password: str | None = None, keepalive: int = 15,
+                 counters: dict[str, int] | None = None):
         self.client_id, self.username, self.password, self.keepalive = client_id, username, password, keepalive
         self.on_message = on_message
-        self.counters: dict[str, int] = {"dropped-inflight": 0}
+        # what went wrong, by name (the transport passes its own counters, so people see them in one place)
+        self.counters = counters if counters is not None else {}
+        self.counters.setdefault("dropped-inflight", 0)
+        self.counters.setdefault("handler-errors", 0)
         self._proto: _Connection | None = None
         self._pid = 0
         self._inflight: dict[int, bytes] = {}  # pid -> PUBLISH packet awaiting its PUBACK
@@ -253,7 +257,10 @@ class _Connection(asyncio.Protocol):
                             raise ProtocolError("QoS 2 message on a QoS 1 subscription")
                         acks.append((b[p] << 8) | b[p + 1])
                         p += 2
-                    on_message(topic, b[p:end])
+                    try:
+                        on_message(topic, b[p:end])
+                    except Exception:  # noqa: BLE001 -- one message must not cost the rest of the read
+                        self.client.counters["handler-errors"] += 1
                 else:
                     self._control(kind, b[j:end])
                 i = end
