@@ -114,25 +114,27 @@ def unpack(mv):
     return mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
 
 
-# Neighbour tables, built once: for each cell, the steps and the jumps a side
-# may make from it, as packed moves (a jump's with the jumped cell as captured).
-# Attackers: front, anticlockwise, clockwise (never back). Defenders: all four, never into the castle.
-def _steps(i, dirs, castle_ok):
+# Neighbour tables, built once: for each cell, one int per direction a side may
+# step in, in direction order: t + (land << 6) + (pack(cell, t) << 12), where t is
+# the cell stepped to (and the cell jumped over, if it holds an enemy) and land
+# the landing cell of that jump, or NO_JUMP. Move generation then looks at each
+# neighbour once: empty, a step; an enemy, maybe a jump.
+# Attackers: front, anticlockwise, clockwise (never back), never jumping the castle.
+# Defenders: all four, never into the castle (their jump over it is OVER_CASTLE).
+NO_JUMP = 63
+
+
+def _dirs(i, dirs, castle_ok, into_castle):
     out = []
     for d in dirs:
         t = _step(i, d)
-        if t > 0 or (t == CASTLE and castle_ok):
-            out.append(pack(i, t))
-    return tuple(out)
-
-
-def _jumps(i, dirs, over_castle, into_castle):
-    out = []
-    for d in dirs:
-        j = _jump(i, d)
-        if j is None or (j[0] == CASTLE and not over_castle) or (j[1] == CASTLE and not into_castle):
+        if t < 0 or (t == CASTLE and not castle_ok):
             continue
-        out.append(pack(i, j[1], j[0]))
+        j = _jump(i, d)
+        land = NO_JUMP
+        if j is not None and j[0] != CASTLE and (j[1] != CASTLE or into_castle):
+            land = j[1]
+        out.append(t + (land << 6) + (pack(i, t) << 12))
     return tuple(out)
 
 
@@ -154,16 +156,14 @@ def _table(fn, dirs, *flags):
     return [()] + [flat[ends[i - 1]:ends[i]] for i in range(1, NCELLS)]
 
 
-A_STEPS = _table(_steps, _FRONT_SIDES, True)
-A_JUMPS = _table(_jumps, _FRONT_SIDES, False, True)
+A_DIRS = _table(_dirs, _FRONT_SIDES, True, True)
 # The variant where attackers may not enter the castle from the Neutral Zone: only slice n differs.
-A_STEPS_NZ = list(A_STEPS)
-A_JUMPS_NZ = list(A_JUMPS)
+A_DIRS_NZ = list(A_DIRS)
 for _c in NEUTRAL:
-    A_STEPS_NZ[_c] = _steps(_c, _FRONT_SIDES, False)
-    A_JUMPS_NZ[_c] = _jumps(_c, _FRONT_SIDES, False, False)
-D_STEPS = _table(_steps, _ALL, False)
-D_JUMPS = _table(_jumps, _ALL, True, False)
+    A_DIRS_NZ[_c] = _dirs(_c, _FRONT_SIDES, False, False)
+D_DIRS = _table(_dirs, _ALL, False, False)
+# A defender on ring 1 may jump the castle to the opposite ring-1 cell, taking the attacker in it.
+OVER_CASTLE = [0] + [pack(i, _idx(1, (_slice(i) + 4) % 8), CASTLE) for i in range(1, 9)]
 
 
 def start_board(n_attackers):
@@ -272,73 +272,109 @@ def gen_moves(board, castle, side, opts):
 
 
 def _gen(board, castle, side, opts):
-    # board[0] (the castle) is always ".": attackers may always step or jump into it.
+    # One look per neighbour (see A_DIRS): an empty one is a step, an enemy one a
+    # possible jump. A piece's jumps are listed after its steps, so they wait in
+    # `later`, which exists only for a piece that has one.
     out = []
     append = out.append
     find = board.find
     neutral = IS_NEUTRAL
     if side == ATT:
-        ndef = board.count("D")
+        # board[0] (the castle) is always ".": attackers may always step into it.
         nz = (board[1] == "A") + (board[9] == "A") + (board[17] == "A") + (board[25] == "A") + (board[33] == "A")
-        lim = neutral_limit(opts, ndef)
-        lim_cap = neutral_limit(opts, ndef - 1)
-        if opts["enter_from_neutral"]:
-            steps, jumps = A_STEPS, A_JUMPS
-        else:
-            steps, jumps = A_STEPS_NZ, A_JUMPS_NZ
+        # Below the Neutral Zone's limit any step may enter it; at the limit only moves inside it may.
+        free = nz < neutral_limit(opts, board.count("D"))
+        dirs = A_DIRS if opts["enter_from_neutral"] else A_DIRS_NZ
         i = find("A", 1)
         while i > 0:
             onz = neutral[i]
-            for mv in steps[i]:
-                t = (mv >> 6) & 63
-                # Entering the Neutral Zone from outside needs room under the limit.
-                if board[t] == "." and (neutral[t] <= onz or nz < lim):
-                    append(mv)
-            for mv in jumps[i]:
-                mid = (mv >> 12) - 1
-                land = (mv >> 6) & 63
-                if board[mid] != "D" or board[land] != ".":
-                    continue
-                if neutral[mid]:  # jumping a defender in the Neutral Zone captures nothing
-                    if neutral[land] <= onz or nz < lim:
-                        append(mv & 4095)
-                elif nz - onz + neutral[land] <= lim_cap:
-                    append(mv)
+            later = None
+            for e in dirs[i]:
+                t = e & 63
+                c = board[t]
+                if c == ".":
+                    if free or neutral[t] <= onz:
+                        append(e >> 12)
+                elif c == "D":
+                    land = (e >> 6) & 63
+                    if land == NO_JUMP or board[land] != ".":
+                        continue
+                    if neutral[t]:  # jumping a defender in the Neutral Zone captures nothing
+                        if not (free or neutral[land] <= onz):
+                            continue
+                        mv = i + (land << 6)
+                    elif nz - onz + neutral[land] <= neutral_limit(opts, board.count("D") - 1):
+                        mv = i + (land << 6) + ((t + 1) << 12)
+                    else:
+                        continue
+                    if later is None:
+                        later = [mv]
+                    else:
+                        later.append(mv)
+            if later is not None:
+                out.extend(later)
             i = find("A", i + 1)
     else:
         i = find("D", 1)
         while i > 0:
-            for mv in D_STEPS[i]:
+            later = None
+            if castle > 0 and i < 9:  # ring 1, beside a castle holding an attacker
+                mv = OVER_CASTLE[i]
                 if board[(mv >> 6) & 63] == ".":
-                    append(mv)
-            for mv in D_JUMPS[i]:
-                if board[(mv >> 6) & 63] != ".":
-                    continue
-                mid = (mv >> 12) - 1
-                if mid == CASTLE:
-                    if castle > 0:
-                        append(mv)  # captures the castle's attacker
-                elif board[mid] == "A":
-                    append(mv & 4095 if neutral[mid] else mv)
+                    later = [mv]
+            for e in D_DIRS[i]:
+                t = e & 63
+                c = board[t]
+                if c == ".":
+                    append(e >> 12)
+                elif c == "A":
+                    land = (e >> 6) & 63
+                    if land == NO_JUMP or board[land] != ".":
+                        continue
+                    # jumping an attacker in the Neutral Zone captures nothing
+                    mv = i + (land << 6) if neutral[t] else i + (land << 6) + ((t + 1) << 12)
+                    if later is None:
+                        later = [mv]
+                    else:
+                        later.append(mv)
+            if later is not None:
+                out.extend(later)
             i = find("D", i + 1)
     return out
 
 
 def _is_step(side, frm, to):
     """Is to next to frm in a direction side may step?"""
-    if side == ATT:
-        return pack(frm, to) in A_STEPS[frm]
-    return pack(frm, to) in D_STEPS[frm]
+    k = pack(frm, to)
+    for e in (A_DIRS if side == ATT else D_DIRS)[frm]:
+        if e >> 12 == k:
+            return True
+    return False
 
 
 # pack(from, to) -> the cell a jump from `from` to `to` passes over (the castle for a jump across it).
-# Read off the jump tables (between them every jump there is), allocating nothing else.
+# Read off the neighbour tables (between them every jump there is), allocating nothing else.
 JUMPED = {}
-for _t in (A_JUMPS, D_JUMPS):
-    for _cell_jumps in _t:
-        for _m in _cell_jumps:
-            JUMPED[_m & 4095] = (_m >> 12) - 1
+for _t in (A_DIRS, D_DIRS):
+    for _i in range(1, NCELLS):
+        for _e in _t[_i]:
+            if (_e >> 6) & 63 != NO_JUMP:
+                JUMPED[_i + (((_e >> 6) & 63) << 6)] = _e & 63
+for _i in range(1, 9):
+    JUMPED[OVER_CASTLE[_i] & 4095] = CASTLE
 RING = [0] + [_ring(i) for i in range(1, NCELLS)]
+
+
+def _packed(frm, to):
+    """The packed move from frm to to as gen_moves lists it: a jump names what it captures.
+
+    A jump over a piece in the Neutral Zone captures nothing; over the castle, it takes its attacker.
+    """
+    k = frm + (to << 6)
+    mid = JUMPED.get(k, -1)
+    if mid < 0 or IS_NEUTRAL[mid]:
+        return k
+    return k + ((mid + 1) << 12)
 
 
 def _jumped_cell(frm, to):
@@ -381,22 +417,22 @@ def result(board, castle, side_to_move, opts, quiet=0):
 # ---------------------------------------------------------------- inputs
 
 
-# On CPython, one shared input dict per (side, from, to), built on first use:
+# On CPython, one shared input dict per (side, packed move), built on first use:
 # legal() hands out these same objects, so callers must not change them. A
 # board (MicroPython) builds fresh ones instead: RAM is scarcer than time there.
+# (A from/to pair always packs to the same move, capture included: see _packed.)
 _INPUTS = {ATT: {}, DEF: {}}  # type: dict
 _SHARE_INPUTS = sys.implementation.name != "micropython"
 
 
 def move_input(side, mv):
     """The move input for the packed move mv."""
-    k = mv & 4095
     tab = _INPUTS[side]
-    inp = tab.get(k)
+    inp = tab.get(mv)
     if inp is None:
-        inp = {"t": "move", "by": side, "from": NAMES[k & 63], "to": NAMES[k >> 6]}
+        inp = {"t": "move", "by": side, "from": NAMES[mv & 63], "to": NAMES[(mv >> 6) & 63]}
         if _SHARE_INPUTS:
-            tab[k] = inp
+            tab[mv] = inp
     return inp
 
 
@@ -411,7 +447,7 @@ def legal(state):
     out = None
     if _SHARE_INPUTS:
         try:
-            out = [tab[mv & 4095] for mv in moves]
+            out = list(map(tab.__getitem__, moves))
         except KeyError:  # a move not seen before
             pass
     if out is None:
@@ -454,9 +490,13 @@ def apply(state, inp):
         state["last"] = "pass"
         _end_turn(state, fx, progress=False)
         return fx
-    frm, to = _cell(inp, "from"), _cell(inp, "to")
-    mv = _find_move(state, side, frm, to)
-    return play_move(state, mv)
+    # Cell names as legal() gives them are looked up directly; anything else gets _cell's checks and words.
+    frm, to = inp.get("from"), inp.get("to")
+    frm = INDEX.get(frm) if type(frm) is str else None
+    to = INDEX.get(to) if type(to) is str else None
+    if frm is None or to is None:
+        frm, to = _cell(inp, "from"), _cell(inp, "to")
+    return play_move(state, _find_move(state, side, frm, to))
 
 
 def _find_move(state, side, frm, to):
@@ -466,10 +506,9 @@ def _find_move(state, side, frm, to):
     if board[frm] != PIECE[side]:
         what = {"A": "an attacker", "D": "a defender", ".": "nothing"}[board[frm]]
         raise Illegal("%s holds %s, not one of the %s' pieces" % (NAMES[frm], what, side))
-    k = pack(frm, to)
-    for mv in gen_moves(board, state["castle"], side, state["options"]):
-        if mv & 4095 == k:
-            return mv
+    mv = _packed(frm, to)
+    if mv in gen_moves(board, state["castle"], side, state["options"]):
+        return mv
     raise Illegal("the %s cannot go from %s to %s: %s" % (NOUN[side], NAMES[frm], NAMES[to], _why_not(state, side, frm, to)))
 
 
@@ -505,34 +544,51 @@ def _why_not(state, side, frm, to):
     return "not a legal move"
 
 
+# On CPython the words for each (side, packed move) are kept once made, as the
+# inputs are (see _INPUTS); a board makes them again each time.
+_WORDS = {ATT: {}, DEF: {}}  # type: dict
+
+
+def _words(side, mv):
+    """(announcement, "from-to") for side playing the packed move mv."""
+    got = _WORDS[side].get(mv)
+    if got is not None:
+        return got
+    frm, to, cap = mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
+    noun, f, t = NOUN[side], NAMES[frm], NAMES[to]
+    if cap >= 0:
+        where = "in the castle" if cap == CASTLE else "on " + NAMES[cap]
+        text = "The %s on %s captures the %s %s and lands on %s." % (noun, f, NOUN[OTHER[side]], where, t)
+    elif to == CASTLE:
+        text = "An attacker enters the castle from %s." % f
+    else:
+        mid = JUMPED.get(mv, -1)
+        if mid > 0:
+            text = "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, f, NAMES[mid], t)
+        else:
+            text = "The %s moves from %s to %s." % (noun, f, t)
+    got = (text, f + "-" + t)
+    if _SHARE_INPUTS:
+        _WORDS[side][mv] = got
+    return got
+
+
 def play_move(state, mv):
     """Apply a legal move (from gen_moves) to state; the effects."""
     side = state["turn"]
     frm, to, cap = mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
     state["board"], state["castle"] = do_move(state["board"], state["castle"], mv)
-    noun = NOUN[side]
+    text, last = _words(side, mv)
     f, t = NAMES[frm], NAMES[to]
     # Effects are built as plain dicts here (what say/cue make): this runs on every move of every playout.
     if cap >= 0:
-        where = "in the castle" if cap == CASTLE else "on " + NAMES[cap]
-        fx = [
-            {"t": "say", "to": None, "text": "The %s on %s captures the %s %s and lands on %s." % (
-                noun, f, NOUN[OTHER[side]], where, t)},
-            {"t": "cue", "cue": "capture", "side": side, "from": f, "to": t, "cell": NAMES[cap]},
-        ]
+        cue_ = {"t": "cue", "cue": "capture", "side": side, "from": f, "to": t, "cell": NAMES[cap]}
     elif to == CASTLE:
-        fx = [
-            {"t": "say", "to": None, "text": "An attacker enters the castle from %s." % f},
-            {"t": "cue", "cue": "castle.entered", "side": ATT, "from": f, "count": state["castle"]},
-        ]
+        cue_ = {"t": "cue", "cue": "castle.entered", "side": ATT, "from": f, "count": state["castle"]}
     else:
-        mid = JUMPED.get(mv & 4095, -1)
-        if mid > 0:
-            text = "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, f, NAMES[mid], t)
-        else:
-            text = "The %s moves from %s to %s." % (noun, f, t)
-        fx = [{"t": "say", "to": None, "text": text}, {"t": "cue", "cue": "move", "side": side, "from": f, "to": t}]
-    state["last"] = f + "-" + t
+        cue_ = {"t": "cue", "cue": "move", "side": side, "from": f, "to": t}
+    fx = [{"t": "say", "to": None, "text": text}, cue_]
+    state["last"] = last
     progress = cap >= 0 or (side == ATT and RING[to] < RING[frm])  # RING[castle] is 0
     _end_turn(state, fx, progress)
     return fx
