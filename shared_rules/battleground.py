@@ -10,7 +10,7 @@ falls judged, so the hero is always judged after the warriors of the same shot.
 Pure and deterministic; runs under CPython and MicroPython.
 """
 
-from shared_rules.engine import Illegal, cue, prompt, say
+from shared_rules.engine import Illegal, clone, cue, prompt, say
 
 NAME = "battleground"
 TITLE = "Battleground: Crossbows & Catapults"
@@ -53,6 +53,7 @@ ARMORY_WEAPONS = (
     ("battering-ram", 0),
 )
 RAM = "battering-ram"
+CASTLE = ".castle-catapult"  # the end of a castle catapult's name
 RAM_USES = 2  # per game, 2 actions each
 ACTIONS = 2
 # Set-up steps each army confirms, in order (Orcs first, then Knights).
@@ -69,36 +70,87 @@ def other(side):
 # ---------------------------------------------------------------- pieces and names
 
 
+# The names of a table's pieces, built once per army size and shared by every call: a board
+# would otherwise make a fresh string for every piece each time legal() lists the tilts of a
+# shot, and hold two copies of each name while the inputs it listed are applied. Tuples, so no
+# caller can change the shared names.
+_LAST = [None]  # (army size, armies) of the last state asked about: a board plays one game
+_KEPT = {}  # army size -> armies, a few of them (the host may run tables of several sizes)
+_WARRIORS, _FIGURES, _FLAGS, _BRICKS, _TILTS, _WEAPONS = 0, 1, 2, 3, 4, 5
+
+
+def _numbered(side, kind, n):
+    out = []
+    for i in range(1, n + 1):
+        out.append("%s.%s%d" % (side, kind, i))
+    return out
+
+
+def _build_army(o, side):
+    """(warriors, figures, flags, bricks, tilt pieces, weapons) of one army."""
+    ws = _numbered(side, "warrior", o["warriors"])
+    figs = ws + [side + ".hero"]
+    fl = _numbered(side, "flag", o["flags"])
+    br = _numbered(side, "brick", o["bricks"])
+    weps = []
+    for w, _ in BASE_WEAPONS + (ARMORY_WEAPONS if o["armory"] == "on" else ()):
+        weps.append(side + "." + w)
+    return (tuple(ws), tuple(figs), tuple(fl), tuple(br), tuple(figs + fl + br + [side + ".gate"]), tuple(weps))
+
+
+def _army(state, side, what):
+    """One of the name tuples of `side` (what: _WARRIORS ... _WEAPONS) for this state's army size."""
+    o = state["options"]
+    last = _LAST[0]
+    if last is not None:
+        k = last[0]
+        if k[0] == o["warriors"] and k[1] == o["flags"] and k[2] == o["bricks"] and k[3] == o["armory"]:
+            return last[1][side][what]
+    k = (o["warriors"], o["flags"], o["bricks"], o["armory"])
+    armies = _KEPT.get(k)
+    if armies is None:
+        if len(_KEPT) >= 4:
+            _KEPT.clear()
+        armies = {}
+        for s in SIDES:
+            armies[s] = _build_army(o, s)
+        _KEPT[k] = armies
+    _LAST[0] = (k, armies)
+    return armies[side][what]
+
+
 def warriors(state, side):
-    return ["%s.warrior%d" % (side, i) for i in range(1, state["options"]["warriors"] + 1)]
+    return _army(state, side, _WARRIORS)
 
 
 def figures(state, side):
     """Warriors then the hero: the pieces that can crew a weapon, move and hold power disks."""
-    return warriors(state, side) + [side + ".hero"]
+    return _army(state, side, _FIGURES)
 
 
 def flags(state, side):
-    return ["%s.flag%d" % (side, i) for i in range(1, state["options"]["flags"] + 1)]
+    return _army(state, side, _FLAGS)
 
 
 def bricks(state, side):
-    return ["%s.brick%d" % (side, i) for i in range(1, state["options"]["bricks"] + 1)]
+    return _army(state, side, _BRICKS)
 
 
 def tilt_pieces(state, side):
     """Every piece of an army with a tilt switch, in a fixed order."""
-    return figures(state, side) + flags(state, side) + bricks(state, side) + [side + ".gate"]
+    return _army(state, side, _TILTS)
 
 
 def weapons(state, side):
-    table = BASE_WEAPONS + (ARMORY_WEAPONS if state["options"]["armory"] == "on" else ())
-    return ["%s.%s" % (side, w) for w, _ in table]
+    return _army(state, side, _WEAPONS)
+
+
+_ALL_WEAPONS = BASE_WEAPONS + ARMORY_WEAPONS
 
 
 def disks_of(weapon):
     kind = weapon.split(".", 1)[1]
-    for w, n in BASE_WEAPONS + ARMORY_WEAPONS:
+    for w, n in _ALL_WEAPONS:
         if w == kind:
             return n
     return 0
@@ -197,7 +249,10 @@ def _check_text(state, side, check):
             "with no weapon in front of the castle gate." % army
         )
     if check == "manned":
-        names = [spoken(w) for w in weapons(state, side) if not w.endswith(".castle-catapult")]
+        names = []
+        for w in weapons(state, side):
+            if not w.endswith(CASTLE):
+                names.append(spoken(w))
         return (
             "%s: confirm every weapon has a warrior or the hero within 5 centimetres, to its front or side: %s."
             % (
@@ -260,8 +315,21 @@ def _use_power(state, f):
         del state["power"][f]
 
 
+def _pick(state, pieces, up):
+    """The pieces still standing (up=True) or out of play (up=False), in their order.
+
+    One loop for every such question: each comprehension would be a function object of its own
+    in a board's heap."""
+    down = state["down"]
+    out = []
+    for p in pieces:
+        if (p not in down) == up:
+            out.append(p)
+    return out
+
+
 def _out_warriors(state, side):
-    return [w for w in warriors(state, side) if w in state["down"]]
+    return _pick(state, warriors(state, side), False)
 
 
 def legal(state):
@@ -287,13 +355,16 @@ def legal(state):
         task = state["pending"][0]
         by = task["by"]
         if task["kind"] == "bonus":
-            return out + [
-                {"t": "reward", "by": by, "choice": "revive"},
-                {"t": "reward", "by": by, "choice": "extra"},
-            ]
-        return out + [{"t": "revive", "by": by, "piece": w} for w in _out_warriors(state, by)]
+            out.append({"t": "reward", "by": by, "choice": "revive"})
+            out.append({"t": "reward", "by": by, "choice": "extra"})
+            return out
+        for w in _out_warriors(state, by):
+            out.append({"t": "revive", "by": by, "piece": w})
+        return out
     if state["aim"] is not None:
-        return out + [{"t": "crew", "by": side, "piece": c} for c in _crews(state, side, state["aim"])]
+        for c in _crews(state, side, state["aim"]):
+            out.append({"t": "crew", "by": side, "piece": c})
+        return out
     for w in weapons(state, side):
         if _fire_problem(state, side, w) is None and _crews(state, side, w):
             out.append({"t": "fire", "by": side, "weapon": w})
@@ -305,7 +376,7 @@ def legal(state):
         if gate_up and state["balcony"][side] is None:
             out.append({"t": "move", "by": side, "piece": f, "to": "balcony"})
     for w in weapons(state, side):
-        if not w.endswith(".castle-catapult"):
+        if not w.endswith(CASTLE):
             out.append({"t": "move", "by": side, "piece": w, "to": "field"})
     out.append({"t": "end", "by": side})
     return out
@@ -313,7 +384,11 @@ def legal(state):
 
 def _choices(state):
     """The decisions on offer, without the tilt reports."""
-    return [c for c in legal(state) if c["t"] not in SENSED]
+    out = []
+    for c in legal(state):
+        if c["t"] not in SENSED:
+            out.append(c)
+    return out
 
 
 def _legal_setup(state):
@@ -497,7 +572,7 @@ def _fire_problem(state, side, weapon):
             return "the %s has been used twice this game" % spoken(weapon)
         if state["actions"] < 2:
             return "the %s takes two actions and only one is left" % spoken(weapon)
-    if weapon.endswith(".castle-catapult"):
+    if weapon.endswith(CASTLE):
         if not _standing(state, side + ".gate"):
             return "the %s castle gate is down, so the castle catapult cannot be used" % ARMY[side]
         if state["balcony"][side] is None:
@@ -549,13 +624,16 @@ def _apply_action(state, inp, fx):
 def _crews(state, side, weapon):
     """The figures that may fire `weapon`: the balcony figure works the castle catapult, the others the rest."""
     b = state["balcony"][side]
-    if weapon.endswith(".castle-catapult"):
+    if weapon.endswith(CASTLE):
         return [b] if b is not None else []
-    return [f for f in figures(state, side) if f != b and _standing(state, f)]
+    out = _pick(state, figures(state, side), True)
+    if b in out:
+        out.remove(b)
+    return out
 
 
 def _check_crew(state, side, w, crew):
-    if w.endswith(".castle-catapult"):
+    if w.endswith(CASTLE):
         if crew != state["balcony"][side]:
             raise Illegal(
                 "only the figure on the castle balcony, %s, works the castle catapult"
@@ -622,7 +700,7 @@ def _apply_move(state, inp, fx):
             far = "30" if p.endswith(".hero") else "15"
             say(fx, "%s moves up to %s centimetres." % (spoken(p), far))
     elif p in weapons(state, side):
-        if p.endswith(".castle-catapult") or to != "field":
+        if p.endswith(CASTLE) or to != "field":
             raise Illegal("the castle stays put: it only turns to aim, which is free")
         say(fx, "The %s moves up to 15 centimetres, staying in its own camp." % spoken(p))
     else:
@@ -721,7 +799,10 @@ def _resolve_shot(state, fx):
                 say(fx, "%s is down: remove it." % spoken(f))
                 n += 1
         flags_down[s] = n
-    heroes_out = [s for s in SIDES if _judge_figures(state, s, falls, s in gate_fell, fx)]
+    heroes_out = []
+    for s in SIDES:
+        if _judge_figures(state, s, falls, s in gate_fell, fx):
+            heroes_out.append(s)
     if heroes_out:
         # Both heroes in one shot: the shooter knocked the enemy's down, so the shooter wins.
         winner = shooter if other(shooter) in heroes_out else other(shooter)
@@ -734,7 +815,7 @@ def _resolve_shot(state, fx):
     # Flags: only the enemy's flags reward the shooter.
     enemy = other(shooter)
     n = flags_down[enemy]
-    captured = n > 0 and not [f for f in flags(state, enemy) if _standing(state, f)]
+    captured = n > 0 and not _pick(state, flags(state, enemy), True)
     if captured:
         cue(fx, "flags.captured", side=enemy, by=shooter)
         say(
@@ -785,7 +866,7 @@ def _judge_figures(state, s, falls, gate_fell, fx):
     hero = s + ".hero"
     if hero not in falls:
         return False
-    if [w for w in warriors(state, s) if _standing(state, w)]:
+    if _pick(state, warriors(state, s), True):
         # Too early: the hero stands again where it was (off the balcony if the gate fell).
         if gate_fell:
             _remove_from_balcony(state, hero)
@@ -869,14 +950,17 @@ def view(state, viewer=None):
     """Everything on a Battleground table is in plain sight, so every viewer sees the same."""
     armies = {}
     for s in SIDES:
+        figs = {}
+        for f in figures(state, s):
+            figs[f] = {"up": _standing(state, f), "power": _power(state, f)}
         armies[s] = {
-            "figures": {f: {"up": _standing(state, f), "power": _power(state, f)} for f in figures(state, s)},
-            "warriors_left": len([w for w in warriors(state, s) if _standing(state, w)]),
-            "flags_up": [f for f in flags(state, s) if _standing(state, f)],
-            "bricks_up": [b for b in bricks(state, s) if _standing(state, b)],
+            "figures": figs,
+            "warriors_left": len(_pick(state, warriors(state, s), True)),
+            "flags_up": _pick(state, flags(state, s), True),
+            "bricks_up": _pick(state, bricks(state, s), True),
             "gate": "up" if _standing(state, s + ".gate") else "down",
             "balcony": state["balcony"][s],
-            "weapons": weapons(state, s),
+            "weapons": list(weapons(state, s)),
             "ram_uses": state["rams"][s],
             "power_disks_to_place": state["disks_left"][s] if state["phase"] == "setup" else 0,
             "actions_lost_next_turn": state["penalty"][s],
@@ -892,7 +976,7 @@ def view(state, viewer=None):
         "fired_this_turn": list(state["used"]),
         "aiming": state["aim"],
         "shot": None,
-        "pending": [dict(t) for t in state["pending"]],
+        "pending": clone(state["pending"]),
         "stand_up": list(state["restand"]),
         "down": sorted(state["down"]),  # every tilt piece out of play: its LED goes dark
     }
