@@ -408,11 +408,21 @@ def _legal_setup(state):
 # ---------------------------------------------------------------- applying inputs
 
 
+def _refused(key, *args):
+    """The Illegal to raise, its reason in words: battleground_reasons.REASONS[key] % args.
+
+    The words are loaded on the first refusal, so a board refereeing a game of listed inputs
+    never holds them in its heap."""
+    from shared_rules.battleground_reasons import REASONS
+
+    return Illegal(REASONS[key] % args)
+
+
 def apply(state, inp):
     t = inp.get("t")
     fx = []
     if state["over"]:
-        raise Illegal("the game is over")
+        raise _refused("over")
     if t in SENSED:
         _sensed(state, inp, fx)
         return fx
@@ -424,23 +434,21 @@ def apply(state, inp):
     by = inp.get("by")
     who = awaiting(state)
     if by not in SIDES:
-        raise Illegal("%s needs 'by': orcs or knights, got %r" % (t, by))
+        raise _refused("by", t, by)
     if by not in who:
-        raise Illegal("it is not the %s' move: waiting for the %s" % (SIDE_NAME[by], SIDE_NAME[who[0]]))
+        raise _refused("turn", SIDE_NAME[by], SIDE_NAME[who[0]])
     if state["phase"] == "setup":
         _apply_setup(state, inp, fx)
     elif state["shot"] is not None:
         if t != "over":
-            raise Illegal(
-                "%s's shot is still open: say the shot is over first" % spoken(state["shot"]["weapon"])
-            )
+            raise _refused("shot-open", spoken(state["shot"]["weapon"]))
         _resolve_shot(state, fx)
     elif state["pending"]:
         _apply_reward(state, inp, fx)
     elif state["aim"] is not None:
         w = state["aim"]
         if t != "crew":
-            raise Illegal("first say who fires the %s: {'t': 'crew', 'piece': ...}" % spoken(w))
+            raise _refused("crew-first", spoken(w))
         _check_crew(state, inp["by"], w, inp.get("piece"))
         _open_shot(state, inp["by"], w, inp["piece"], fx)
     else:
@@ -453,10 +461,7 @@ def _own_figure(state, inp):
     p = inp.get("piece")
     side = inp["by"]
     if p not in figures(state, side):
-        raise Illegal(
-            "%r is not one of the %s' warriors or hero (like %s.warrior1, %s.hero)"
-            % (p, SIDE_NAME[side], side, side)
-        )
+        raise _refused("own-figure", p, SIDE_NAME[side], side, side)
     return p
 
 
@@ -466,10 +471,10 @@ def _apply_setup(state, inp, fx):
     check = CHECKS[state["setup"]["step"]]
     if t == "power":
         if check != "power":
-            raise Illegal("power disks are placed first, at the start of the set-up")
+            raise _refused("power-first")
         p = _own_figure(state, inp)
         if state["disks_left"][side] <= 0:
-            raise Illegal("the %s have no power disks left to place" % SIDE_NAME[side])
+            raise _refused("no-disks", SIDE_NAME[side])
         state["disks_left"][side] -= 1
         state["power"][p] = _power(state, p) + 1
         cue(fx, "power", side=side, piece=p, disks=state["power"][p])
@@ -477,16 +482,16 @@ def _apply_setup(state, inp, fx):
         return
     if t == "balcony":
         if check != "balcony":
-            raise Illegal("the balcony figure is chosen after the power disks are placed")
+            raise _refused("balcony-after")
         p = _own_figure(state, inp)
         state["balcony"][side] = p
         say(fx, "%s mans the castle balcony." % spoken(p))
         _next_setup_step(state, fx)
         return
     if t != "confirm":
-        raise Illegal("the %s are still setting up: %s" % (SIDE_NAME[side], _check_text(state, side, check)))
+        raise _refused("setting-up", SIDE_NAME[side], _check_text(state, side, check))
     if inp.get("check") != check:
-        raise Illegal("the set-up step to confirm is %r, not %r" % (check, inp.get("check")))
+        raise _refused("confirm", check, inp.get("check"))
     _next_setup_step(state, fx)
 
 
@@ -564,19 +569,21 @@ def _after_action(state, fx):
 
 
 def _fire_problem(state, side, weapon):
-    """Why `side` cannot fire `weapon` now (None if it can), naming the weapon."""
+    """Why `side` cannot fire `weapon` now, as a key of battleground_reasons.REASONS (None if it can).
+
+    A key, not words: legal() asks this of every weapon on every call."""
     if weapon in state["used"]:
-        return "%s has already fired this turn" % spoken(weapon)
+        return "fired"
     if weapon.endswith("." + RAM):
         if state["rams"][side] <= 0:
-            return "the %s has been used twice this game" % spoken(weapon)
+            return "ram-used"
         if state["actions"] < 2:
-            return "the %s takes two actions and only one is left" % spoken(weapon)
+            return "ram-actions"
     if weapon.endswith(CASTLE):
         if not _standing(state, side + ".gate"):
-            return "the %s castle gate is down, so the castle catapult cannot be used" % ARMY[side]
+            return "gate-down"
         if state["balcony"][side] is None:
-            return "nobody is on the %s castle balcony to work the castle catapult" % ARMY[side]
+            return "no-balcony"
     return None
 
 
@@ -591,13 +598,11 @@ def _apply_action(state, inp, fx):
     if t == "fire":
         w = inp.get("weapon")
         if w not in weapons(state, side):
-            raise Illegal(
-                "%r is not one of the %s' weapons (%s)"
-                % (w, SIDE_NAME[side], ", ".join(weapons(state, side)))
-            )
+            raise _refused("weapon", w, SIDE_NAME[side], ", ".join(weapons(state, side)))
         problem = _fire_problem(state, side, w)
         if problem:
-            raise Illegal(problem)
+            # The castle's own reasons name the army, the others the weapon.
+            raise _refused(problem, ARMY[side] if problem in ("gate-down", "no-balcony") else spoken(w))
         crews = _crews(state, side, w)
         if "crew" in inp:
             _check_crew(state, side, w, inp["crew"])
@@ -605,9 +610,7 @@ def _apply_action(state, inp, fx):
         elif len(crews) == 1:
             _open_shot(state, side, w, crews[0], fx)
         elif not crews:
-            raise Illegal(
-                "none of the %s' figures stands by the %s to fire it" % (SIDE_NAME[side], spoken(w))
-            )
+            raise _refused("no-crew", SIDE_NAME[side], spoken(w))
         else:
             # Distances are not sensed: the player declares who stands within 5 cm.
             state["aim"] = w
@@ -618,7 +621,7 @@ def _apply_action(state, inp, fx):
     if t == "move":
         _apply_move(state, inp, fx)
         return
-    raise Illegal("%s is not an action; the %s may fire, move or end their turn" % (t, SIDE_NAME[side]))
+    raise _refused("not-action", t, SIDE_NAME[side])
 
 
 def _crews(state, side, weapon):
@@ -635,19 +638,14 @@ def _crews(state, side, weapon):
 def _check_crew(state, side, w, crew):
     if w.endswith(CASTLE):
         if crew != state["balcony"][side]:
-            raise Illegal(
-                "only the figure on the castle balcony, %s, works the castle catapult"
-                % spoken(state["balcony"][side])
-            )
+            raise _refused("castle-crew", spoken(state["balcony"][side]))
         return
     if crew not in figures(state, side):
-        raise Illegal(
-            "firing needs one of your warriors or the hero within 5 centimetres as 'crew', got %r" % (crew,)
-        )
+        raise _refused("crew", crew)
     if not _standing(state, crew):
-        raise Illegal("%s is out of the game and cannot fire" % spoken(crew))
+        raise _refused("crew-out", spoken(crew))
     if state["balcony"][side] == crew:
-        raise Illegal("%s is up on the castle balcony, not beside the %s" % (spoken(crew), spoken(w)))
+        raise _refused("crew-balcony", spoken(crew), spoken(w))
 
 
 def _open_shot(state, side, w, crew, fx):
@@ -676,24 +674,24 @@ def _apply_move(state, inp, fx):
     p = inp.get("piece")
     to = inp.get("to", "field")
     if to not in ("field", "balcony"):
-        raise Illegal("a move goes 'to' field or balcony, not %r" % (to,))
+        raise _refused("to", to)
     if p in figures(state, side):
         if not _standing(state, p):
-            raise Illegal("%s is out of the game and cannot move" % spoken(p))
+            raise _refused("move-out", spoken(p))
         gate_up = _standing(state, side + ".gate")
         on_balcony = state["balcony"][side] == p
         if to == "balcony":
             if on_balcony:
-                raise Illegal("%s is already on the castle balcony" % spoken(p))
+                raise _refused("on-balcony", spoken(p))
             if not gate_up:
-                raise Illegal("the %s castle gate is down: nobody can climb to the balcony" % ARMY[side])
+                raise _refused("no-climb", ARMY[side])
             if state["balcony"][side] is not None:
-                raise Illegal("%s already mans the castle balcony" % spoken(state["balcony"][side]))
+                raise _refused("balcony-taken", spoken(state["balcony"][side]))
             state["balcony"][side] = p
             say(fx, "%s climbs to the castle balcony." % spoken(p))
         elif on_balcony:
             if not gate_up:
-                raise Illegal("the %s castle gate is down: nobody can leave the tower" % ARMY[side])
+                raise _refused("no-leave", ARMY[side])
             state["balcony"][side] = None
             say(fx, "%s comes down from the castle balcony." % spoken(p))
         else:
@@ -701,10 +699,10 @@ def _apply_move(state, inp, fx):
             say(fx, "%s moves up to %s centimetres." % (spoken(p), far))
     elif p in weapons(state, side):
         if p.endswith(CASTLE) or to != "field":
-            raise Illegal("the castle stays put: it only turns to aim, which is free")
+            raise _refused("castle-moves")
         say(fx, "The %s moves up to 15 centimetres, staying in its own camp." % spoken(p))
     else:
-        raise Illegal("%r is not one of the %s' figures or weapons" % (p, SIDE_NAME[side]))
+        raise _refused("move-what", p, SIDE_NAME[side])
     state["actions"] -= 1
     _after_action(state, fx)
 
@@ -715,10 +713,7 @@ def _apply_move(state, inp, fx):
 def _sensed(state, inp, fx):
     p = inp.get("piece")
     if not _known(state, p):
-        raise Illegal(
-            "unknown piece %r in a %s report (tilt pieces are like orcs.warrior1, orcs.hero, "
-            "orcs.flag1, orcs.brick1, orcs.gate)" % (p, inp["t"])
-        )
+        raise _refused("piece", p, inp["t"])
     if state["phase"] == "setup":
         return  # pieces topple while the armies are placed; nothing counts yet
     shot = state["shot"]
@@ -916,9 +911,7 @@ def _apply_reward(state, inp, fx):
     side = task["by"]
     if task["kind"] == "bonus":
         if inp["t"] != "reward" or inp.get("choice") not in ("revive", "extra"):
-            raise Illegal(
-                "first choose the three-flag reward: {'t': 'reward', 'choice': 'revive' or 'extra'}"
-            )
+            raise _refused("reward")
         state["pending"].pop(0)
         if inp["choice"] == "extra":
             state["extra"][side] += 1
@@ -929,14 +922,12 @@ def _apply_reward(state, inp, fx):
         _after_action(state, fx)
         return
     if inp["t"] != "revive":
-        raise Illegal("first choose a warrior to bring back to life: {'t': 'revive', 'piece': ...}")
+        raise _refused("revive-first")
     p = inp.get("piece")
     if p not in warriors(state, side):
-        raise Illegal(
-            "%r is not one of the %s' warriors (the hero never leaves the field early)" % (p, SIDE_NAME[side])
-        )
+        raise _refused("revive-who", p, SIDE_NAME[side])
     if _standing(state, p):
-        raise Illegal("%s is still standing; bring back a warrior that is out" % spoken(p))
+        raise _refused("revive-up", spoken(p))
     state["pending"].pop(0)
     _revive(state, p, fx, "flags")
     say(fx, "%s comes back to life: stand it anywhere in its camp." % spoken(p))
