@@ -315,6 +315,19 @@ def _use_power(state, f):
         del state["power"][f]
 
 
+def _room(n, first=()):
+    """A list of the items of `first` with room for n more, in one piece of the heap.
+
+    A list that grows by appending doubles its room each time it is full, and the step from 32
+    to 64 items asks a board's heap for 512 bytes in one piece just when the heap is fullest and
+    most fragmented (judging a shot, listing every piece that may fall). MicroPython keeps the
+    room when the list is emptied; CPython frees it, which does no harm there."""
+    out = [None] * (len(first) + n)
+    del out[:]
+    out.extend(first)
+    return out
+
+
 def _pick(state, pieces, up):
     """The pieces still standing (up=True) or out of play (up=False), in their order.
 
@@ -338,33 +351,46 @@ def legal(state):
     if state["phase"] == "setup":
         return _legal_setup(state)
     side = state["turn"]
-    out = []
     if state["shot"] is not None:
+        # The longest list of a game: every standing piece may fall. Counted first, to be made
+        # in one piece (see _room).
         falls = state["shot"]["falls"]
+        down = state["down"]
+        n = len(falls) + 1
         for s in SIDES:
             for p in tilt_pieces(state, s):
-                if _standing(state, p) and p not in falls:
+                if p not in down and p not in falls:
+                    n += 1
+        out = _room(n)
+        for s in SIDES:
+            for p in tilt_pieces(state, s):
+                if p not in down and p not in falls:
                     out.append({"t": "fell", "piece": p})
         for p in falls:
             out.append({"t": "stood", "piece": p})
         out.append({"t": "over", "by": side})
         return out
-    for p in state["restand"]:
-        out.append({"t": "stood", "piece": p})
     if state["pending"]:
         task = state["pending"][0]
         by = task["by"]
         if task["kind"] == "bonus":
+            out = _stood_first(state, 2)
             out.append({"t": "reward", "by": by, "choice": "revive"})
             out.append({"t": "reward", "by": by, "choice": "extra"})
             return out
-        for w in _out_warriors(state, by):
+        outs = _out_warriors(state, by)
+        out = _stood_first(state, len(outs))
+        for w in outs:
             out.append({"t": "revive", "by": by, "piece": w})
         return out
     if state["aim"] is not None:
-        for c in _crews(state, side, state["aim"]):
+        crews = _crews(state, side, state["aim"])
+        out = _stood_first(state, len(crews))
+        for c in crews:
             out.append({"t": "crew", "by": side, "piece": c})
         return out
+    # At most: fire or move each weapon, move each figure to the field or the balcony, end.
+    out = _stood_first(state, 2 * len(weapons(state, side)) + 2 * len(figures(state, side)) + 1)
     for w in weapons(state, side):
         if _fire_problem(state, side, w) is None and _crews(state, side, w):
             out.append({"t": "fire", "by": side, "weapon": w})
@@ -379,6 +405,15 @@ def legal(state):
         if not w.endswith(CASTLE):
             out.append({"t": "move", "by": side, "piece": w, "to": "field"})
     out.append({"t": "end", "by": side})
+    return out
+
+
+def _stood_first(state, room):
+    """The pieces waiting to be stood up, as `stood` inputs, with room for `room` more inputs."""
+    restand = state["restand"]
+    out = _room(len(restand) + room)
+    for p in restand:
+        out.append({"t": "stood", "piece": p})
     return out
 
 
@@ -442,6 +477,8 @@ def apply(state, inp):
     elif state["shot"] is not None:
         if t != "over":
             raise _refused("shot-open", spoken(state["shot"]["weapon"]))
+        # Judging a shot says about two things per fallen piece, often over 32 in all.
+        fx = _room(2 * len(state["shot"]["falls"]) + 16)
         _resolve_shot(state, fx)
     elif state["pending"]:
         _apply_reward(state, inp, fx)
@@ -760,6 +797,8 @@ def _resolve_shot(state, fx):
     state["shot"] = None
     shooter = state["turn"]
     falls = shot["falls"]
+    # Everything that fell may go out of play (and a balcony figure per fallen gate).
+    state["down"] = _room(len(falls) + 2, state["down"])
     cue(fx, "shot.over", side=shooter, weapon=shot["weapon"], falls=len(falls))
     if not falls:
         say(fx, "Nothing fell.")
