@@ -539,13 +539,16 @@ def _why_not(state, side, frm, to):
     return "not a legal move"
 
 
-# On CPython the words for each (side, packed move) are kept once made, as the
-# inputs are (see _INPUTS); a board makes them again each time.
+# On CPython what play_move says about each (side, packed move) is kept once made,
+# as the inputs are (see _INPUTS); a board makes it again each time.
 _WORDS = {ATT: {}, DEF: {}}  # type: dict
 
 
 def _words(side, mv):
-    """(announcement, "from-to") for side playing the packed move mv."""
+    """(announcement, "from-to", from name, to name, progress?) for side playing the packed move mv.
+
+    Progress (which restarts the count towards a quiet draw) is a capture or an attacker moving in.
+    """
     frm, to, cap = mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
     noun, f, t = NOUN[side], NAMES[frm], NAMES[to]
     if cap >= 0:
@@ -559,7 +562,7 @@ def _words(side, mv):
             text = "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, f, NAMES[mid], t)
         else:
             text = "The %s moves from %s to %s." % (noun, f, t)
-    got = (text, f + "-" + t)
+    got = (text, f + "-" + t, f, t, cap >= 0 or (side == ATT and RING[to] < RING[frm]))  # RING[castle] is 0
     if _SHARE_INPUTS:
         _WORDS[side][mv] = got
     return got
@@ -568,31 +571,30 @@ def _words(side, mv):
 def play_move(state, mv):
     """Apply a legal move (from gen_moves) to state; the effects."""
     side = state["turn"]
-    frm, to, cap = mv & 63, (mv >> 6) & 63, (mv >> 12) - 1
     state["board"], state["castle"] = do_move(state["board"], state["castle"], mv)
-    text, last = _WORDS[side].get(mv) or _words(side, mv)
-    f, t = NAMES[frm], NAMES[to]
+    text, last, f, t, progress = _WORDS[side].get(mv) or _words(side, mv)
+    cap = (mv >> 12) - 1
     # Effects are built as plain dicts here (what say/cue make): this runs on every move of every playout.
     if cap >= 0:
         cue_ = {"t": "cue", "cue": "capture", "side": side, "from": f, "to": t, "cell": NAMES[cap]}
-    elif to == CASTLE:
+    elif t == "castle":
         cue_ = {"t": "cue", "cue": "castle.entered", "side": ATT, "from": f, "count": state["castle"]}
     else:
         cue_ = {"t": "cue", "cue": "move", "side": side, "from": f, "to": t}
     fx = [{"t": "say", "to": None, "text": text}, cue_]
     state["last"] = last
-    progress = cap >= 0 or (side == ATT and RING[to] < RING[frm])  # RING[castle] is 0
     _end_turn(state, fx, progress)
     return fx
 
 
 def _end_turn(state, fx, progress):
     state["turns"] += 1
-    state["quiet"] = 0 if progress else state["quiet"] + 1
+    quiet = 0 if progress else state["quiet"] + 1
+    state["quiet"] = quiet
     nxt = OTHER[state["turn"]]
     state["turn"] = nxt
-    board, castle, opts = state["board"], state["castle"], state["options"]
-    win = result(board, castle, nxt, opts, state["quiet"])
+    board, castle = state["board"], state["castle"]
+    win = result(board, castle, nxt, state["options"], quiet)
     if win is None:
         fx.append({"t": "cue", "cue": "turn", "side": nxt})
         return
