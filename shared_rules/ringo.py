@@ -317,10 +317,7 @@ def _gen(board, castle, side, opts):
                         mv = i + (land << 6) + ((t + 1) << 12)
                     else:
                         continue
-                    if later is None:
-                        later = [mv]
-                    else:
-                        later.append(mv)
+                    later = [mv] if later is None else later + [mv]
             if later is not None:
                 out.extend(later)
             i = find("A", i + 1)
@@ -343,10 +340,7 @@ def _gen(board, castle, side, opts):
                         continue
                     # jumping an attacker in the Neutral Zone captures nothing
                     mv = i + (land << 6) if neutral[t] else i + (land << 6) + ((t + 1) << 12)
-                    if later is None:
-                        later = [mv]
-                    else:
-                        later.append(mv)
+                    later = [mv] if later is None else later + [mv]
             if later is not None:
                 out.extend(later)
             i = find("D", i + 1)
