@@ -444,13 +444,13 @@ def _legal_setup(state):
 
 
 def _refused(key, *args):
-    """The Illegal to raise, its reason in words: battleground_reasons.REASONS[key] % args.
+    """The Illegal to raise, its reason in words: battleground_reasons.reason(key, args).
 
     The words are loaded on the first refusal, so a board refereeing a game of listed inputs
     never holds them in its heap."""
-    from shared_rules.battleground_reasons import REASONS
+    from shared_rules.battleground_reasons import reason
 
-    return Illegal(REASONS[key] % args)
+    return Illegal(reason(key, args))
 
 
 def apply(state, inp):
@@ -478,7 +478,7 @@ def apply(state, inp):
         if t != "over":
             raise _refused("shot-open", spoken(state["shot"]["weapon"]))
         # Judging a shot says about two things per fallen piece, often over 32 in all.
-        fx = _room(2 * len(state["shot"]["falls"]) + 16)
+        fx = _room(2 * len(state["shot"]["falls"]) + 12)
         _resolve_shot(state, fx)
     elif state["pending"]:
         _apply_reward(state, inp, fx)
@@ -606,7 +606,7 @@ def _after_action(state, fx):
 
 
 def _fire_problem(state, side, weapon):
-    """Why `side` cannot fire `weapon` now, as a key of battleground_reasons.REASONS (None if it can).
+    """Why `side` cannot fire `weapon` now, as a key of battleground_reasons (None if it can).
 
     A key, not words: legal() asks this of every weapon on every call."""
     if weapon in state["used"]:
