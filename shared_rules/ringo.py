@@ -581,6 +581,10 @@ def play_move(state, mv):
     return fx
 
 
+# The cue that passes the turn, copied for each move.
+_TURN = {ATT: {"t": "cue", "cue": "turn", "side": ATT}, DEF: {"t": "cue", "cue": "turn", "side": DEF}}
+
+
 def _end_turn(state, fx, progress):
     state["turns"] += 1
     quiet = 0 if progress else state["quiet"] + 1
@@ -590,7 +594,7 @@ def _end_turn(state, fx, progress):
     board, castle = state["board"], state["castle"]
     win = result(board, castle, nxt, state["options"], quiet)
     if win is None:
-        fx.append({"t": "cue", "cue": "turn", "side": nxt})
+        fx.append(_TURN[nxt].copy())  # copying a made dict is quicker than making one
         return
     state["over"] = True
     if win == "draw":
