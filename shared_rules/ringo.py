@@ -533,9 +533,10 @@ def _why_not(state, side, frm, to):
     return "not a legal move"
 
 
-# On CPython what play_move says about each (side, packed move) is kept once made,
-# as the inputs are (see _INPUTS); a board makes it again each time.
-_WORDS = {ATT: {}, DEF: {}}  # type: dict
+# On CPython the effects of each (side, packed move) are kept once made, as the
+# inputs are (see _INPUTS), and handed out as copies (quicker than making them);
+# a board makes them again each time.
+_SAID = {ATT: {}, DEF: {}}  # type: dict
 
 
 def _words(side, mv):
@@ -556,26 +557,32 @@ def _words(side, mv):
             text = "The %s on %s jumps over %s in the Neutral Zone to %s." % (noun, f, NAMES[mid], t)
         else:
             text = "The %s moves from %s to %s." % (noun, f, t)
-    got = (text, f + "-" + t, f, t, cap >= 0 or (side == ATT and RING[to] < RING[frm]))  # RING[castle] is 0
-    if _SHARE_INPUTS:
-        _WORDS[side][mv] = got
-    return got
+    return text, f + "-" + t, f, t, cap >= 0 or (side == ATT and RING[to] < RING[frm])  # RING[castle] is 0
 
 
 def play_move(state, mv):
     """Apply a legal move (from gen_moves) to state; the effects."""
     side = state["turn"]
     state["board"], state["castle"] = do_move(state["board"], state["castle"], mv)
-    text, last, f, t, progress = _WORDS[side].get(mv) or _words(side, mv)
-    cap = (mv >> 12) - 1
-    # Effects are built as plain dicts here (what say/cue make): this runs on every move of every playout.
-    if cap >= 0:
-        cue_ = {"t": "cue", "cue": "capture", "side": side, "from": f, "to": t, "cell": NAMES[cap]}
-    elif t == "castle":
-        cue_ = {"t": "cue", "cue": "castle.entered", "side": ATT, "from": f, "count": state["castle"]}
+    said = _SAID[side].get(mv)
+    if said is not None:
+        say_, cue_, last, progress = said
+        fx = [say_.copy(), cue_.copy()]
+        if "count" in cue_:
+            fx[1]["count"] = state["castle"]
     else:
-        cue_ = {"t": "cue", "cue": "move", "side": side, "from": f, "to": t}
-    fx = [{"t": "say", "to": None, "text": text}, cue_]
+        text, last, f, t, progress = _words(side, mv)
+        cap = (mv >> 12) - 1
+        # Effects are built as plain dicts here (what say/cue make).
+        if cap >= 0:
+            cue_ = {"t": "cue", "cue": "capture", "side": side, "from": f, "to": t, "cell": NAMES[cap]}
+        elif t == "castle":
+            cue_ = {"t": "cue", "cue": "castle.entered", "side": ATT, "from": f, "count": state["castle"]}
+        else:
+            cue_ = {"t": "cue", "cue": "move", "side": side, "from": f, "to": t}
+        fx = [{"t": "say", "to": None, "text": text}, cue_]
+        if _SHARE_INPUTS:
+            _SAID[side][mv] = (fx[0].copy(), cue_.copy(), last, progress)
     state["last"] = last
     _end_turn(state, fx, progress)
     return fx
