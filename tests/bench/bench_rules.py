@@ -169,6 +169,27 @@ def bench_heap(name, mpy_dir, cwd):
     line(name, "MicroPython live game data, peak", "%.1f KB" % live_kb,
          "gc.mem_alloc() after each input, above the loaded rules (the Match and state the game keeps)")
     line(name, "MicroPython heap for one game (source)", "%s KB" % src, "compiling on the board costs the difference")
+    if name == "battleground":
+        bench_heap_options(name, mpy_dir, cwd, kb)
+
+
+OPTIONS_CODE = ("from shared_rules import engine, load\n"
+                "g = load(%r)\n"
+                "for seed in (1, 2, 3):\n"
+                "    m, n, done = engine.playout(g, %r, seed, engine.max_steps(g))\n"
+                "    m = None\n"
+                "print('OK')\n")
+
+
+def bench_heap_options(name, mpy_dir, cwd, default_kb):
+    """The smallest heap over every option set the soak plays (seeds 1-3 each), worst first."""
+    sizes = []
+    for opts in option_sets(load(name)):
+        sizes.append((smallest_heap(OPTIONS_CODE % (name, opts), str(mpy_dir), cwd) or 9999, opts))
+    worst = max(sizes, key=lambda s: s[0])
+    line(name, "MicroPython heap, worst option set (.mpy)", "%s KB" % worst[0],
+         "%s of %d option sets, 3 games each; default options seed 3: %s KB; target 64 KB"
+         % (worst[1] or "defaults", len(sizes), default_kb))
 
 
 def main():
