@@ -475,10 +475,8 @@ def apply(state, inp):
         return fx
     # Cell names are looked up directly; anything else gets _cell's checks and words.
     try:
-        frm, to = INDEX.get(inp.get("from")), INDEX.get(inp.get("to"))
-    except TypeError:  # a list or an object where a cell name belongs
-        frm = None
-    if frm is None or to is None:
+        frm, to = INDEX[inp["from"]], INDEX[inp["to"]]
+    except (KeyError, TypeError):  # missing, not a cell, or a list or an object where a cell name belongs
         frm, to = _cell(inp, "from"), _cell(inp, "to")
     return play_move(state, _find_move(state, side, frm, to))
 
