@@ -78,7 +78,7 @@ def other(side):
 # in the measured smallest heaps) than the few made and dropped while an input is applied.
 _KEEP_NAMES = sys.implementation.name != "micropython"
 _LAST = [None]  # (army size, armies) of the last state asked about
-_KEPT = {}  # army size -> armies, a few of them (the host may run tables of several sizes)
+_KEPT = {}  # type: dict  # army size -> armies, a few of them (the host may run tables of several sizes)
 _WARRIORS, _FIGURES, _FLAGS, _BRICKS, _TILTS, _WEAPONS = 0, 1, 2, 3, 4, 5
 
 
