@@ -194,7 +194,7 @@ class Bridge:
             cmd = led if isinstance(t, MqttTransport) else Led(led.board, led.target, led.pattern, led.rgb,
                                                                led.period_ms, None)
             try:
-                self._send_now(t, cmd)
+                t.send_now(cmd)
             except NoRoute:
                 continue
             except BadCommand as e:
@@ -208,18 +208,6 @@ class Bridge:
         # No transport has heard this board yet (the table is lit at start-up, before the boards say
         # hello): nothing is lost, its hello makes the session light all of the board again.
         self.counters["led-before-hello"] += 1
-
-    @staticmethod
-    def _send_now(t, cmd) -> None:
-        # Transport.send does all its work before any await: drive it to completion right here,
-        # so the LED command leaves in the same loop turn as the event that caused it.
-        coro = t.send(cmd)
-        try:
-            coro.send(None)
-        except StopIteration:
-            return
-        coro.close()
-        raise RuntimeError("transport send suspended")
 
     async def _tick(self) -> None:
         """Throw timeouts: a turn with no ball for --throw-timeout seconds counts as a miss (undo corrects it)."""

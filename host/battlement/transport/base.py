@@ -99,10 +99,13 @@ class Transport:
     async def send(self, cmd) -> int:
         """Send Led/Config/Ping to its board; returns the msgid the board's ack/error will carry.
 
-        It never awaits: the frame is written (or queued) before the first suspension, so a
-        caller may drive the coroutine by hand to send within the current loop turn.
         Raises NoRoute (board never said hello) or BadCommand (value the wire cannot carry).
         """
+        return self.send_now(cmd)
+
+    def send_now(self, cmd) -> int:
+        """send() without the coroutine, for code already on the loop (the bridge, per LED command):
+        the frame is written, or queued by the link, before it returns."""
         if not isinstance(cmd, (Led, Config, Ping)):
             raise BadCommand("cannot send %r: commands are Led, Config or Ping" % (cmd,))
         self._msgid = self._msgid % 999_999_999 + 1

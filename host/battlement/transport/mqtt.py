@@ -189,6 +189,8 @@ class MqttTransport(Transport):
 
     def _link_for(self, board: str, table: str | None):
         table = table or self.table
+        if (table, board) in self._route:  # it said hello on that table: its ids are known good
+            return table
         if table is None:
             hello = self.boards.get(board)
             if hello is None:
