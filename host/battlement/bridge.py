@@ -67,7 +67,8 @@ class Bridge:
         self.tasks: list[asyncio.Task] = []
         self.led_sent = None  # hook(led, t_sent) for the benchmark
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
-        self._shown: dict[tuple, tuple] = {}  # (table, board, target) -> what the LED was last sent
+        # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
+        self._shown: dict[tuple, dict[str, tuple]] = {}
 
     # --- start / stop ----------------------------------------------------------------
 
@@ -168,8 +169,7 @@ class Bridge:
                 missing = sorted(s for s in tmap.sensors_of(msg.board) if s not in msg.sensors)
                 if missing:
                     self._note("board %s has no sensor(s) %s that %s maps" % (msg.board, ", ".join(missing), tmap.path))
-                for key in [k for k in self._shown if k[:2] == (table, msg.board)]:
-                    del self._shown[key]
+                self._shown.pop((table, msg.board), None)
                 self.sessions[table].forget_board(msg.board)
         elif isinstance(msg, Reply) and not msg.ok:
             self.counters["board-errors"] += 1
@@ -186,8 +186,9 @@ class Bridge:
     def _deliver(self, led: Led) -> None:
         from battlement.transport import BadCommand, MqttTransport, NoRoute
 
-        key, now = (led.table, led.board, led.target), (led.pattern, led.rgb, led.period_ms)
-        if self._shown.get(key) == now:
+        now = (led.pattern, led.rgb, led.period_ms)
+        shown = self._shown.get((led.table, led.board))
+        if shown is not None and shown.get(led.target) == now:
             return
         # a board is reached by whichever transport heard its hello (serial routes by board id alone)
         for t in self.transports:
@@ -201,7 +202,9 @@ class Bridge:
                 self._note(str(e))
                 break
             self.counters["led-sent"] += 1
-            self._shown[key] = now
+            if shown is None:
+                shown = self._shown[(led.table, led.board)] = {}
+            shown[led.target] = now
             if self.led_sent:
                 self.led_sent(led, time.perf_counter())
             return
