@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 
 import benchutil
-from benchutil import MP_ONE_GAME, micropython, rate, smallest_heap
+from benchutil import MP_ONE_GAME, rate, smallest_heap
 from support.procs import MICROPYTHON
 
 from shared_rules import engine
@@ -24,35 +24,8 @@ MP_GAMES = 60
 
 
 def rules_playout(opts, seed):
-    """One random game through the bare rules calls (setup, legal, apply)."""
-    st = mm.setup(opts, seed)
-    rng = engine.Rng(seed + 1)
-    steps = 0
-    while not st["over"] and steps < mm.MAX_STEPS:
-        mm.apply(st, rng.choice(mm.legal(st)))
-        steps += 1
-    return st
+    return benchutil.bare_playout(mm, opts, seed, mm.MAX_STEPS)
 
-
-MP_PLAYOUT = """
-import time
-from shared_rules import engine, medieval_madness as mm
-opts = engine.complete_options(mm, {"players": %d})
-n = %d
-t0 = time.ticks_ms()
-for i in range(n):
-    engine.playout(mm, opts, i, mm.MAX_STEPS)
-t1 = time.ticks_ms()
-for i in range(n):
-    st = mm.setup(opts, i)
-    rng = engine.Rng(i + 1)
-    k = 0
-    while not st["over"] and k < mm.MAX_STEPS:
-        mm.apply(st, rng.choice(mm.legal(st)))
-        k += 1
-t2 = time.ticks_ms()
-print(n * 1000 / time.ticks_diff(t1, t0), n * 1000 / time.ticks_diff(t2, t1))
-"""
 
 MP_GAME_BODY = """
 from shared_rules import medieval_madness as mm
@@ -101,14 +74,7 @@ def main():
         print("micropython: not found, skipped", flush=True)
         return
     cp = rate(lambda i: rules_playout(engine.complete_options(mm, {"players": 4}), i), MP_GAMES)
-    out = micropython(MP_PLAYOUT % (4, MP_GAMES))
-    if out.returncode == 0:
-        match_rate, rules_rate = (float(x) for x in out.stdout.split())
-        benchutil.line("mm-4p", rules_rate, match_rate, "through Match/engine.playout",
-                       unit="random games/s (MicroPython)")
-        print("         MicroPython/CPython speed: %.2f" % (rules_rate / cp), flush=True)
-    else:
-        print("micropython playouts failed: %s" % (out.stdout + out.stderr)[-500:], flush=True)
+    benchutil.micropython_playouts("mm-4p", "medieval-madness", {"players": 4}, MP_GAMES, mm.MAX_STEPS, cp)
 
     heap = smallest_heap(MP_ONE_GAME % MP_GAME_BODY)
     base_heap = smallest_heap(MP_ONE_GAME % "")

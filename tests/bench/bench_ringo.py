@@ -29,36 +29,12 @@ POSITIONS = 40  # positions the opponent is timed on, taken from random games
 
 
 def rules_playout(seed):
-    """One random game through the rules calls (setup, legal, apply), announcements and all."""
-    st = ringo.setup(OPTS, seed)
-    rng = engine.Rng(seed + 1)
-    legal, apply_ = ringo.legal, ringo.apply
-    while not st["over"]:
-        apply_(st, rng.choice(legal(st)))
-    return st
+    return benchutil.bare_playout(ringo, OPTS, seed, ringo.MAX_STEPS)
 
 
 def match_playout(seed):
     return engine.playout(ringo, OPTS, seed, ringo.MAX_STEPS)[0]
 
-
-MP_PLAYOUT = """
-import time
-from shared_rules import engine, ringo
-opts = engine.complete_options(ringo, {})
-n = %d
-t0 = time.ticks_ms()
-for i in range(n):
-    engine.playout(ringo, opts, i, ringo.MAX_STEPS)
-t1 = time.ticks_ms()
-for i in range(n):
-    st = ringo.setup(opts, i)
-    rng = engine.Rng(i + 1)
-    while not st["over"]:
-        ringo.apply(st, rng.choice(ringo.legal(st)))
-t2 = time.ticks_ms()
-print(n * 1000 / time.ticks_diff(t1, t0), n * 1000 / time.ticks_diff(t2, t1))
-"""
 
 MP_GAME_BODY = """
 from shared_rules import ringo
@@ -153,14 +129,7 @@ def main():
     if not MICROPYTHON:
         print("micropython: not found, skipped", flush=True)
         return
-    out = micropython(MP_PLAYOUT % 300)
-    if out.returncode == 0:
-        match_rate, rules_rate = (float(x) for x in out.stdout.split())
-        benchutil.line("ringo", rules_rate, match_rate, "through Match/engine.playout",
-                       unit="random games/s (MicroPython)")
-        print("         MicroPython/CPython speed: %.2f" % (rules_rate / ours), flush=True)
-    else:
-        print("micropython playouts failed: %s" % (out.stdout + out.stderr)[-500:], flush=True)
+    benchutil.micropython_playouts("ringo", "ringo", {}, 300, ringo.MAX_STEPS, ours)
     with tempfile.TemporaryDirectory() as tmp:
         for label, path in (("rules from source", None), ("rules as .mpy", compiled_rules(tmp))):
             if label.endswith(".mpy") and path is None:

@@ -105,3 +105,54 @@ def _micropython_binary():
     from support.procs import MICROPYTHON
 
     return MICROPYTHON
+
+
+# ---- random games through the bare rules calls, beside the same games through Match
+
+
+def bare_playout(game, opts, seed, max_steps):
+    """One random game through the rules calls alone (setup, legal, apply), announcements and all."""
+    from shared_rules import engine
+
+    st = game.setup(opts, seed)
+    rng = engine.Rng(seed + 1)
+    legal, apply_ = game.legal, game.apply
+    steps = 0
+    while not st["over"] and steps < max_steps:
+        apply_(st, rng.choice(legal(st)))
+        steps += 1
+    return st
+
+
+_MP_PLAYOUTS = """
+import time
+from shared_rules import engine, load
+g = load(%r)
+opts = engine.complete_options(g, %r)
+n, cap = %d, %d
+t0 = time.ticks_ms()
+for i in range(n):
+    engine.playout(g, opts, i, cap)
+t1 = time.ticks_ms()
+for i in range(n):
+    st = g.setup(opts, i)
+    rng = engine.Rng(i + 1)
+    k = 0
+    while not st["over"] and k < cap:
+        g.apply(st, rng.choice(g.legal(st)))
+        k += 1
+t2 = time.ticks_ms()
+print(n * 1000 / time.ticks_diff(t1, t0), n * 1000 / time.ticks_diff(t2, t1))
+"""
+
+
+def micropython_playouts(name, game, options, n, max_steps, cpython_rate):
+    """Print MicroPython's random games/s through the bare rules beside the same games through Match,
+    and its speed against CPython's rate (bare rules calls) measured by the caller."""
+    out = micropython(_MP_PLAYOUTS % (game, options, n, max_steps))
+    if out.returncode != 0:
+        print("micropython playouts failed: %s" % (out.stdout + out.stderr)[-500:], flush=True)
+        return
+    match_rate, rules_rate = (float(x) for x in out.stdout.split())
+    line(name, rules_rate, match_rate, "through Match/engine.playout", unit="random games/s (MicroPython)")
+    print("         MicroPython/CPython speed: %.2f" % (rules_rate / cpython_rate), flush=True)
