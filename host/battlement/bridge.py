@@ -25,6 +25,8 @@ from battlement.session import Session
 from battlement.sim import Simulator
 from battlement.sound import Sound
 from battlement.tables import TableMap, for_game, load
+from battlement.transport.args import add_mqtt_login
+from battlement.transport.mqtt import check_ca
 
 DEFAULT_GAME = "medieval-pong"
 BATCH_MAX = 500  # messages journalled under one commit
@@ -53,9 +55,7 @@ class Bridge:
         self.sound = sound or Sound("null")
         self.serial, self.mqtt, self.simulate = list(serial or []), mqtt, simulate
         self.mqtt_auth = (username, password, tls)
-        if tls_ca is not None and not os.path.isfile(tls_ca):
-            raise UserError("--tls-ca %s: no such file (the PEM certificate of the CA that signed the broker's)" % tls_ca)
-        self.tls_ca = tls_ca
+        self.tls_ca = check_ca(tls_ca)  # before simulated boards try to load it
         self.throw_timeout = throw_timeout
         self.host_code = host_code or "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789")
                                               for _ in range(8))
@@ -308,11 +308,7 @@ def register(sub) -> None:
                    help="table map (repeat for several tables); default hardware/tables/<game>.toml")
     p.add_argument("--serial", action="append", metavar="PORT", help="a board's serial port (repeat)")
     p.add_argument("--mqtt", metavar="URL", help="MQTT broker, mqtt://[user:pass@]host:1883 or mqtts://")
-    p.add_argument("--username", help="MQTT user name")
-    p.add_argument("--password", help="MQTT password")
-    p.add_argument("--tls", action="store_true", help="MQTT over TLS (same as an mqtts:// url)")
-    p.add_argument("--tls-ca", metavar="PEM", help="trust the broker's TLS certificate if this CA signed it "
-                   "(a broker with a private CA; implies --tls)")
+    add_mqtt_login(p)
     p.add_argument("--simulate", action="store_true",
                    help="simulated boards (no hardware); the page's sensor buttons act as the sensors")
     p.add_argument("--host", default="127.0.0.1", help="address to serve the page on (default 127.0.0.1)")

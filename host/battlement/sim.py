@@ -25,6 +25,8 @@ from battlement import wire
 from battlement.errors import UserError
 from battlement.messages import Event, Hello, Reply, up_frame
 from battlement.tables import TableMap, load
+from battlement.transport.args import add_mqtt_login
+from battlement.transport.mqtt import check_ca
 
 FIRMWARE = "sim-1"
 
@@ -300,8 +302,7 @@ async def _main(args) -> int:
     tmap = load(args.table)
     if (args.tls or args.tls_ca) and not args.mqtt:
         raise UserError("--tls and --tls-ca go with --mqtt")
-    if args.tls_ca and not os.path.isfile(args.tls_ca):
-        raise UserError("--tls-ca %s: no such file (the PEM certificate of the CA that signed the broker's)" % args.tls_ca)
+    check_ca(args.tls_ca)
     sim = Simulator(tmap, args.mqtt, args.username, args.password, args.tls, args.tls_ca)
     sim.start()
     if args.mqtt:
@@ -341,10 +342,7 @@ def register(sub) -> None:
     )
     p.add_argument("--table", required=True, help="table map TOML (e.g. hardware/tables/ringo.toml)")
     p.add_argument("--mqtt", metavar="URL", help="broker, e.g. mqtt://127.0.0.1:1883 (default: ptys)")
-    p.add_argument("--username", help="MQTT user name")
-    p.add_argument("--password", help="MQTT password")
-    p.add_argument("--tls", action="store_true", help="MQTT over TLS (same as an mqtts:// url)")
-    p.add_argument("--tls-ca", metavar="PEM", help="trust the broker's certificate if this CA signed it (implies --tls)")
+    add_mqtt_login(p)
     p.add_argument("--script", help='JSON Lines: {"at": 1.5, "object": "b5", "value": 0} per line')
     p.add_argument("--speed", type=float, default=1.0, help="play the script this many times faster (default 1)")
     p.add_argument("--random", type=int, default=0, metavar="N", help="N random sensor changes")

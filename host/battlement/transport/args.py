@@ -14,12 +14,17 @@ def add_arguments(parser, required: bool = True) -> None:
     src.add_argument("--serial", metavar="PORT", action="append", help="serial port of a board (repeat for more)")
     src.add_argument("--mqtt", metavar="URL", help="broker, e.g. mqtt://127.0.0.1:1883 (mqtts:// for TLS)")
     parser.add_argument("--table", help="with --mqtt: only this table's boards (default: every table)")
+    add_mqtt_login(parser)
+    parser.add_argument("--baud", type=int, default=115200, help="serial speed (default 115200; USB boards ignore it)")
+
+
+def add_mqtt_login(parser) -> None:
+    """--username, --password, --tls, --tls-ca: how to get onto the broker (every command that takes --mqtt)."""
     parser.add_argument("--username", help="with --mqtt: broker user name")
     parser.add_argument("--password", help="with --mqtt: broker password")
     parser.add_argument("--tls", action="store_true", help="with --mqtt: TLS (same as an mqtts:// url)")
-    parser.add_argument("--tls-ca", metavar="PEM",
-                        help="with --mqtt: trust the broker's certificate if this CA signed it (implies --tls)")
-    parser.add_argument("--baud", type=int, default=115200, help="serial speed (default 115200; USB boards ignore it)")
+    parser.add_argument("--tls-ca", metavar="PEM", help="with --mqtt: trust the broker's certificate if this CA "
+                        "signed it (a broker with a private CA; implies --tls)")
 
 
 def from_args(args):

@@ -40,6 +40,13 @@ def check_id(what: str, value: str) -> str:
     return value
 
 
+def check_ca(path: str | None) -> str | None:
+    """--tls-ca names a file that exists (checked before anything connects)."""
+    if path is not None and not os.path.isfile(path):
+        raise UserError("--tls-ca %s: no such file (the PEM certificate of the CA that signed the broker's)" % path)
+    return path
+
+
 def topic(table: str, board: str, leaf: str) -> str:
     return "%s/%s/%s/%s" % (ROOT, table, board, leaf)
 
@@ -79,9 +86,7 @@ class MqttTransport(Transport):
         self.url = url
         self.host, self.port, url_tls, url_user, url_pass = parse_url(url)
         self.tls = tls or url_tls or bool(tls_ca)
-        if tls_ca is not None and not os.path.isfile(tls_ca):
-            raise UserError("--tls-ca %s: no such file (the PEM certificate of the CA that signed the broker's)" % tls_ca)
-        self.tls_ca = tls_ca
+        self.tls_ca = check_ca(tls_ca)
         self.username = username or url_user
         self.password = password or url_pass
         self.table = check_id("table", table) if table is not None else None
