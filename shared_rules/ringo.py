@@ -698,15 +698,14 @@ def _on_cell(state, inp):
     state["hand"] = h
     side = state["turn"]
     moves = gen_moves(state["board"], state["castle"], side, state["options"])
-    if len(h["off"]) == 1 and not h["extra"] and h["castle"] == 0:
-        frm = h["off"][0]
-        if frm > 0 and state["board"][frm] == PIECE[side]:
-            # One piece of the side lifted, the usual start of a move: no move is complete yet and
-            # the moves it can be part of are its own (the loop below would find the same, slower).
-            dests = sorted({NAMES[(mv >> 6) & 63] for mv in moves if mv & 63 == frm})
-            if dests:
-                cue(fx, "piece.lifted", side=side, cell=NAMES[frm], to=dests)
-                return fx
+    if h["off"]:
+        # A move can only account for a lifted cell it moves from or captures on: look at those alone
+        # (a lifted piece usually has two or three moves of the side's ten or more).
+        first, touching = h["off"][0], []
+        for mv in moves:
+            if mv & 63 == first or (mv >> 12) - 1 == first:
+                touching.append(mv)
+        moves = touching
     partial = []
     for mv in moves:
         exact, part = _within(h, mv)
