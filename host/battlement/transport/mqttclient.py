@@ -16,6 +16,7 @@ here reconnects: the owner (MqttTransport) decides when to try again.
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import struct
 from collections.abc import Callable
@@ -26,7 +27,7 @@ REFUSALS = {1: "unacceptable protocol version", 2: "client id rejected", 3: "ser
             4: "bad user name or password", 5: "not authorised"}
 MAX_PACKET = 1 << 20  # a board frame is at most 512 bytes: anything near this is not ours
 INFLIGHT_MAX = 10_000  # QoS 1 messages kept for a broker that is away; the oldest go first
-_PINGREQ, _PINGRESP_LEN, _DISCONNECT = bytes((PINGREQ, 0)), 2, bytes((DISCONNECT, 0))
+_PINGREQ, _DISCONNECT = bytes((PINGREQ, 0)), bytes((DISCONNECT, 0))
 _PUBACK = struct.Struct("!BBH")
 
 
@@ -201,8 +202,6 @@ class _Connection(asyncio.Protocol):
         self._tr = transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            import socket
-
             try:  # tiny latency-bound packets: no waiting for Nagle's ACK
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError:
