@@ -95,8 +95,8 @@ class Bridge:
         for sim in self.sims.values():
             sim.start()
         self.tasks.append(asyncio.create_task(self._tick()))
-        for s in self.sessions.values():  # light the table for the game in progress
-            s._relight()
+        # No relight here: each session drew its table when it opened its game, and each board's
+        # hello makes it light that board again (forget_board).
 
     async def stop(self) -> None:
         for task in self.tasks:
