@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 
+import shared_rules
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Hello, Led, Reply
@@ -28,7 +29,7 @@ from battlement.tables import TableMap, for_game, load
 from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
 
-DEFAULT_GAME = "medieval-pong"
+DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BATCH_MAX = 500  # messages journalled under one commit
 
 
@@ -213,12 +214,14 @@ class Bridge:
         self.counters["led-before-hello"] += 1
 
     async def _tick(self) -> None:
-        """Throw timeouts: a turn with no ball for --throw-timeout seconds counts as a miss (undo corrects it)."""
+        """Turn timeouts: a turn with nothing sensed for --throw-timeout seconds gets the input the game
+        says a timeout stands for (a miss, a shot that is over; undo corrects it)."""
         while True:
             await asyncio.sleep(0.5)
             for s in self.sessions.values():
+                s.apply_due()  # a timing rule's held input whose timer was lost
                 if s.timed_out():
-                    inp = s.miss_input()
+                    inp = s.timeout_input()
                     if inp is not None:
                         s.apply(inp, source="throw timeout")
                     s.last_input_at = time.monotonic()
@@ -300,8 +303,8 @@ def register(sub) -> None:
         description="Run the bridge beside a table: read the boards (serial ports, an MQTT broker, or "
                     "simulated boards), referee the game, light the LEDs, speak, and serve the page. "
                     "Every input is journalled first, so a restart resumes the game.",
-        epilog="Examples: battlement run --simulate   |   battlement run --game medieval-pong "
-               "--table hardware/tables/medieval-pong.toml --serial /dev/ttyACM0 --serial /dev/ttyACM1",
+        epilog="Examples: battlement run --simulate   |   battlement run --game %s "
+               "--table hardware/tables/%s.toml --serial /dev/ttyACM0 --serial /dev/ttyACM1" % (DEFAULT_GAME, DEFAULT_GAME),
     )
     p.add_argument("--game", help="game to play (default: the table map's, else %s)" % DEFAULT_GAME)
     p.add_argument("--table", action="append", metavar="TOML",
@@ -316,7 +319,8 @@ def register(sub) -> None:
     p.add_argument("--journal", default="var/journal.sqlite", help="SQLite journal (default var/journal.sqlite)")
     p.add_argument("--host-code", help="code of the host page (default: a new random one, printed)")
     p.add_argument("--throw-timeout", type=float, default=0.0, metavar="S",
-                   help="seconds with no ball before a turn counts as a miss (0 = off; undo corrects it)")
+                   help="seconds with nothing sensed before a turn times out: a miss, a shot that is over, as the "
+                        "game says (0 = off; undo corrects it)")
     p.add_argument("--sound", choices=["null", "file", "speaker"], default="null",
                    help="announcements: speaker, file (WAVs in --sound-dir) or null (default)")
     p.add_argument("--sound-dir", default="var/sound", help="folder for --sound file (default var/sound)")

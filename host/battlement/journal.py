@@ -2,8 +2,8 @@
 
 So a bridge killed at any moment restarts into the identical game: the unfinished
 game of each table is rebuilt by replaying its inputs (undone and refused ones
-skipped). Finished games stay as history with a one-line summary. Medieval Pong's
-padlock progress (and any other per-table progress) lives in `progress`.
+skipped). Finished games stay as history with a one-line summary. What a table keeps
+between games (a game's progress, e.g. padlocks ticked) lives in `progress`.
 
 WAL mode with synchronous=NORMAL: a commit is in the OS before we go on, which
 survives a killed process without an fsync per ball; the WAL is checkpointed (and

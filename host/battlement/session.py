@@ -8,32 +8,24 @@ game untouched, is counted, and its reason goes to the page.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import time
 from collections.abc import Callable
 
 import shared_rules
-from battlement.effects import OFF, Effects
+from battlement.adapter import OFF, adapter_for
+from battlement.effects import Effects
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Led
-from battlement.router import Router, to_sensors
+from battlement.router import Router
 from battlement.sound import Sound
 from battlement.tables import TableMap, required_objects
 from shared_rules.engine import Illegal, Match
 
-KEEP_NOTES = 30
-# Cues after which the whole table's lighting is redrawn from the public view.
-RELIGHT = frozenset((
-    "move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt", "crown.captured", "turn", "miss",
-    "cup.removed", "cup.add", "rack", "round", "back", "figure.out", "figure.revived", "flag.down",
-    "brick.removed", "gate.down", "stood", "shot.over", "flags.restand"))
-# Cues that say the table is back as the rules last had it (a Ringo piece lifted and put back): only
-# the LEDs cues lit since the last redraw go back to what it drew; the public view is not recomputed.
-RESTORE = frozenset(("board.restored",))
-# Decisions only a side's own page offers: making them on the shared host screen would show the secret.
-PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
+KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
 
 
 def sides_of(match: Match) -> list[str]:
@@ -66,8 +58,12 @@ class Session:
         # cue touched, not at every LED on the table after every input.
         self._drawn: dict[str, tuple[str, int, int]] | None = None
         self._touched: set[tuple[str, str]] = set()
-        self.router = Router(tmap)
-        self.effects = Effects(tmap)
+        # The game's table adapter, this table's own: it holds what a timing rule is waiting on.
+        self.adapter = adapter_for(shared_rules.load(tmap.game), fresh=True)
+        self.router = Router(tmap, self.adapter)
+        self.effects = Effects(tmap, self.adapter)
+        self.between: dict | None = None  # after a game: what the players are asked (progress)
+        self._wake: asyncio.TimerHandle | None = None  # the timer that hands out an input a timing rule held
         self.listeners: list[Callable[[Session, list], None]] = []
         self.counters: dict[str, int] = {"events": 0, "inputs": 0, "illegal": 0, "undo": 0}
         self.notices: list[dict] = []  # public: what happened, what was refused
@@ -101,6 +97,7 @@ class Session:
             except Illegal as e:  # written, then the bridge stopped before it could say it was refused
                 self.journal.refuse(self.game_id, n, e.reason)
         self._note("Resumed the game of %s after %d inputs." % (self.match.game.TITLE, len(self.match.inputs)))
+        self.adapter.reset()
         self._relight()
         return True
 
@@ -110,8 +107,7 @@ class Session:
             raise UserError("table %s is built for %s (%s), not %s" % (self.table, self.tmap.game, self.tmap.path, game))
         mod = shared_rules.load(game)
         opts = dict(self.tmap.options)
-        if "unlocked" not in (options or {}):
-            opts.update(self._padlocks(game))
+        opts.update(self._progress_options(options or {}))
         opts.update(options or {})
         try:
             match = Match(mod, opts, seed if seed is not None else random.SystemRandom().randrange(1 << 30))
@@ -135,7 +131,8 @@ class Session:
         self.match = match
         self.codes = {s: new_code() for s in sides_of(match)}
         self.game_id = self.journal.new_game(self.table, game, match.options, match.seed, self.codes)
-        self.notices, self.private, self.prompts = [], {}, []
+        self.notices, self.private, self.prompts, self.between = [], {}, [], None
+        self.adapter.reset()
         self._note("New game of %s." % mod.TITLE)
         self._relight()
         self._changed()
@@ -147,12 +144,10 @@ class Session:
             return []
         return [o for o in required_objects(game, options) if o not in self.tmap.objects]
 
-    def _padlocks(self, game: str) -> dict:
-        """Medieval Pong: the alternative characters unlocked so far, as the `unlocked` option ({}: none won)."""
-        if game != "medieval-pong":
-            return {}
-        prog = self.journal.get_progress(self.table).get("padlocks")
-        return {} if prog is None else {"unlocked": ",".join(prog.get("unlocked", [])) or "none"}
+    def _progress_options(self, chosen: dict) -> dict:
+        """The options the table's progress gives a new game (what padlocks unlocked), less those chosen."""
+        got = self.adapter.progress_options(self.journal.get_progress(self.table), self.tmap.options)
+        return {k: v for k, v in got.items() if k not in chosen}
 
     def _table_default(self, mod, key: str):
         """An option's value when no one chooses it: the table map's, else the rules' default."""
@@ -160,22 +155,24 @@ class Session:
 
     def option_specs(self) -> list[dict]:
         """The game's options for the host's new-game form, in the rules' order: help, choices, the table's
-        default and the value to preselect (this game's; after a Pong game, what the padlocks now unlock)."""
+        default and the value to preselect (this game's; after a game, what the table's progress now gives)."""
         mod = self.match.game
         value = dict(self.match.options)
         if self.match.over:
-            value.update(self._padlocks(mod.NAME))
+            value.update(self._progress_options({}))
         return [{"key": k, "help": spec.get("help", ""), "default": self._table_default(mod, k),
                  "choices": None if spec.get("choices") is None else list(spec["choices"]), "value": value.get(k)}
                 for k, spec in mod.OPTIONS.items()]
 
     # --- inputs ----------------------------------------------------------------------
 
-    def sensed(self, ev: Event) -> dict:
-        """A sensor event from a board: journal it, map it, apply what it means."""
+    def sensed(self, ev: Event, at: float | None = None) -> dict:
+        """A sensor event from a board: journal it, map it, apply what it means (at: when it arrived)."""
         self.counters["events"] += 1
-        obj, inp, note = self.router.place(ev)
-        if inp is None:
+        at = time.monotonic() if at is None else at
+        self.apply_due(at)
+        obj, inputs, note = self.router.place(ev, self.match.state, at)
+        if inputs is None:
             self.journal.write_event(self.table, ev, obj, "unmapped: " + note if obj is None else "ignored")
             if obj is None:
                 self._note(note, kind="warning")
@@ -184,14 +181,47 @@ class Session:
         if self.paused:  # players are resetting the table: what the sensors see now is not play
             self.counters["paused"] = self.counters.get("paused", 0) + 1
             self.journal.write_event(self.table, ev, obj, "paused")
+            self.adapter.reset()
             return {"ok": False, "message": "the game is paused"}
-        return self.apply(inp, source="sensor %s" % obj, event=(self.table, ev, obj))
+        if not inputs:  # held by a timing rule: journalled now, applied when its window is over
+            self.journal.write_event(self.table, ev, obj, "held")
+            self._wake_at(self.adapter.deadline())
+            return {"ok": True, "message": "held"}
+        reply = {"ok": True, "message": ""}
+        for inp in inputs:
+            reply = self.apply(inp, source="sensor %s" % obj, event=(self.table, ev, obj))
+        return reply
+
+    def apply_due(self, now: float | None = None) -> None:
+        """Apply what a timing rule held once its window is over."""
+        now = time.monotonic() if now is None else now
+        for inp in self.adapter.due(self.match.state, now):
+            self.apply(inp, source="sensor (held %s)" % inp.get("t"))
+
+    def _wake_at(self, deadline: float | None) -> None:
+        if deadline is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (a test driving the session by hand): the next event or tick applies it
+        if self._wake is not None:
+            self._wake.cancel()
+        self._wake = loop.call_later(max(0.0, deadline - time.monotonic()) + 0.001, self.apply_due)
 
     def apply(self, inp: dict, source: str = "page", event=None) -> dict:
         """Journal, then apply one input. Returns {"ok", "message", "n"}; never raises for bad input."""
         if not isinstance(inp, dict) or not isinstance(inp.get("t"), str):
             self.counters["illegal"] += 1
             return {"ok": False, "message": "an input is an object with a 't' field, got %r" % (inp,), "n": 0}
+        if self.match.over and self.between is not None:
+            return self._answer_between(inp, source)
+        private = self.adapter.PRIVATE
+        if inp["t"] in private and source.startswith("host page"):
+            self.counters["illegal"] += 1
+            self._note("Refused (%s): only a side's own page makes that decision." % source, kind="illegal")
+            self._changed()
+            return {"ok": False, "message": "only the deciding side's own page makes that decision", "n": 0}
         n = self.journal.write_input(self.game_id, source, inp, event)
         try:
             fx = self.match.apply(inp)
@@ -219,9 +249,15 @@ class Session:
         if last is None or not self.match.inputs:
             return {"ok": False, "message": "nothing to undo"}
         self.match.undo()
+        self.adapter.reset()
         self.prompts = []  # they asked about the input now taken back; the pages fall back to the view
         self.counters["undo"] += 1
-        self._note("Undid: %s." % describe(last))
+        # worded by the game for each viewer: a side's secret decision is told in full to that side only
+        self._note(self.adapter.undo_notice(last, None))
+        by = last.get("by")
+        if isinstance(by, str) and by in self.codes:
+            self.private.setdefault(by, []).append(self.adapter.undo_notice(last, by))
+            del self.private[by][:-KEEP_NOTES]
         self._relight()
         self._changed()
         return {"ok": True, "message": ""}
@@ -229,7 +265,7 @@ class Session:
     def sensor_for(self, inp: dict) -> list[tuple[str, str, int]]:
         """[(board, sensor, value)] simulated boards must report to play an input by hand; [] if none."""
         out = []
-        for obj, value in to_sensors(self.tmap.game, self.match.state, inp):
+        for obj, value in self.adapter.to_sensors(self.match.state, inp):
             if obj not in self.tmap.objects:
                 return []
             o = self.tmap.objects[obj]
@@ -237,16 +273,16 @@ class Session:
         return out
 
     def timed_out(self) -> bool:
-        """Is the per-turn throw timeout over with a miss being a legal input now?"""
+        """Is the per-turn timeout over?"""
         if not self.throw_timeout or self.paused or self.match.over:
             return False
         return time.monotonic() - self.last_input_at >= self.throw_timeout
 
-    def miss_input(self) -> dict | None:
-        for inp in self.match.legal():
-            if inp.get("t") == "miss":
-                return inp
-        return None
+    def timeout_input(self) -> dict | None:
+        """The input the game says a turn's timeout stands for now (a miss, a shot that is over)."""
+        if self.match.over:
+            return None
+        return self.adapter.timeout_input(self.match.state, self.match.legal())
 
     # --- effects ---------------------------------------------------------------------
 
@@ -283,14 +319,14 @@ class Session:
             elif e["t"] == "prompt":
                 self.prompts.append({"to": e.get("to"), "ask": e.get("ask"), "choices": e.get("choices")})
         cues = [e["cue"] for e in fx if e["t"] == "cue"]
-        if any(c in RELIGHT for c in cues):
+        if any(c in self.adapter.RELIGHT for c in cues):
             self._relight()
-        elif self._drawn is not None and any(c in RESTORE for c in cues):
+        elif self._drawn is not None and any(c in self.adapter.RESTORE for c in cues):
             self._draw(self._drawn, self._drawn)
 
     def _relight(self) -> None:
         """Bring every LED to what the public view says; only the ones that differ are sent."""
-        want = self.effects.lit_names(self.match.game.NAME, self.match.view(None))
+        want = self.effects.lit_names(self.match.view(None))
         drawn, self._drawn = self._drawn, want
         self._draw(want, drawn)
 
@@ -323,13 +359,27 @@ class Session:
         summary = "%s: %s after %d inputs" % (
             self.match.game.TITLE, ("%s won" % winner) if winner else "draw", len(self.match.inputs))
         self.journal.finish(self.game_id, winner, summary)
-        if self.match.game.NAME == "medieval-pong" and hasattr(self.match.game, "unlocks"):
-            prog = self.journal.get_progress(self.table).get("padlocks")
-            try:
-                self.journal.set_progress(self.table, "padlocks", self.match.game.unlocks(self.match.state, prog))
-            except Illegal as e:
-                self._note("Padlocks: %s" % e.reason, kind="warning")
         self._note(summary + ".")
+        self.between = self.adapter.progress_question(self.match.state, self.journal.get_progress(self.table))
+
+    def _answer_between(self, inp: dict, source: str) -> dict:
+        """The players' answer to the question between games (which padlock to tick)."""
+        between = self.between or {}
+        if inp not in between.get("choices", []):
+            self.counters["illegal"] += 1
+            return {"ok": False, "message": "the game is over: %s" % between.get("ask", "start a new game"), "n": 0}
+        try:
+            progress, said = self.adapter.progress_answer(self.match.state, self.journal.get_progress(self.table), inp)
+        except (Illegal, ValueError) as e:
+            self.counters["illegal"] += 1
+            return {"ok": False, "message": str(getattr(e, "reason", e)), "n": 0}
+        for key in sorted(progress):
+            self.journal.set_progress(self.table, key, progress[key])
+        self.between = None
+        self._note(said)
+        self.sound.say(said)
+        self._changed()
+        return {"ok": True, "message": "", "n": 0}
 
     def _note(self, text: str, kind: str = "info") -> None:
         self.notices.append({"kind": kind, "text": text})
@@ -341,30 +391,41 @@ class Session:
 
     # --- what each page may see --------------------------------------------------------
 
+    # Every page gets only projections the game made for its viewer (the adapter's words, the rules'
+    # views): the public one (scoreboard, /api/state, and the host page in view of the players), a
+    # side's own, and the host's controls, which add only what the game calls public.
+
+    def _prompts(self, viewer) -> list[dict]:
+        out = [q for q in (self.adapter.prompt_for(p, viewer) for p in self.prompts) if q is not None]
+        if self.between is not None and self.match.over:
+            out.append({"to": None, "ask": self.between["ask"]})
+        return out
+
     def public(self) -> dict:
         """The scoreboard: public view, public notices, prompts to everyone. Never a secret."""
         return {
             "table": self.table, "title": self.match.game.TITLE, "game": self.match.game.NAME,
             "view": self.match.view(None), "notices": self.notices, "paused": self.paused,
-            "prompts": [p for p in self.prompts if p["to"] is None],
+            "prompts": self._prompts(None),
             "sides": sorted(self.codes),
         }
 
     def for_host(self) -> dict:
         legal = self.match.legal()
         sensed = set(getattr(self.match.game, "SENSED", ()))
-        private = PRIVATE_DECISIONS.get(self.match.game.NAME, ())
+        decisions = self.adapter.host_decisions(self.match.state, [i for i in legal if i.get("t") not in sensed])
+        if self.between is not None and self.match.over:
+            decisions = decisions + list(self.between["choices"])
         out = self.public()
         out.update({
             "codes": self.codes, "counters": self._all_counters(),
             "sensed": [i for i in legal if i.get("t") in sensed or self.sensor_for(i)][:200],
-            "decisions": [i for i in legal if i.get("t") not in sensed and i.get("t") not in private][:200],
+            "decisions": decisions[:200],
             "options": self.match.options, "option_specs": self.option_specs(),
             "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
-            # every question in words, so the host sees what its decision buttons answer; no choices,
-            # which in Medieval Pong can name the towers that hold a crown
-            "prompts": [{"to": p["to"], "ask": p["ask"]} for p in self.prompts],
+            # every question in words, as the game words it for the host
+            "prompts": self._prompts("host"),
         })
         return out
 
@@ -374,7 +435,7 @@ class Session:
         out.update({
             "side": side, "view": self.match.view(side), "private": self.private.get(side, []),
             "decisions": [i for i in legal if i.get("by") == side][:300],
-            "prompts": [p for p in self.prompts if p["to"] in (None, side)],
+            "prompts": self._prompts(side),
         })
         return out
 
@@ -392,13 +453,11 @@ class Session:
             out["sound." + k] = v
         return out
 
+    # the host page's own action names, kept for pages that still send them
+    miss_input = timeout_input
+
 
 def shown_path(path: str) -> str:
     """A file as the person who started the bridge names it: relative to where they are, when it is below."""
     rel = os.path.relpath(path)
     return path if rel.startswith("..") else rel
-
-
-def describe(inp: dict) -> str:
-    """'ball side=red tower=B2': an input in a line a person can read."""
-    return ("%s %s" % (inp.get("t", "?"), " ".join("%s=%s" % (k, inp[k]) for k in sorted(inp) if k != "t"))).strip()

@@ -2,12 +2,12 @@
 
 A table map is a TOML file (hardware/tables/*.toml):
 
-    game = "ringo"                 # the game this table is built for
-    table = "ringo"                # table id (MQTT topic battlement/<table>/...); default: file name
-    title = "Ringo, one board per ring"
+    game = "<game>"                # the game this table is built for (a name shared_rules.GAMES lists)
+    table = "<table>"              # table id (MQTT topic battlement/<table>/...); default: file name
+    title = "<what this table is>"
 
     [boards.ring-1]                # every board the table uses
-    profile = "ringo-ring"
+    profile = "<board profile>"
 
     [objects]                      # game object = its sensor and (optionally) its LED, "board/id"
     a1 = { sensor = "ring-1/a", led = "ring-1/a" }
@@ -25,6 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 import shared_rules
+from battlement.adapter import TableAdapter, adapter_for
 from battlement.errors import UserError
 
 ID_RE = re.compile(r"^[a-z0-9-]{1,32}$")
@@ -32,75 +33,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TABLES_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "hardware", "tables")
 
 
+def adapter(game: str) -> TableAdapter:
+    """The game's table adapter (shared_rules/<game>/table.py): its objects, sensing, lights."""
+    return adapter_for(shared_rules.load(game))
+
+
 def game_objects(game: str, options: dict | None = None) -> dict[str, str] | None:
-    """Every game object a table for `game` must sense -> the sensor kind it needs.
+    """Every game object a table for `game` may sense -> the sensor kind it needs (the game's adapter).
 
     None for a game whose objects are not fixed (any object name is accepted, none required).
-    `options` are the table's game options (a Medieval Madness table may be built for its own board).
+    `options` are the table's game options (a table may be built for its own board of a game).
     """
-    if game == "ringo":
-        from shared_rules.ringo import rules as ringo
-
-        return {name: "presence" for name in ringo.NAMES}
-    if game == "battleground":
-        from shared_rules.battleground import rules as bg
-        from shared_rules.engine import complete_options
-
-        # Every piece the largest army can field; required_objects() asks only for the default army.
-        bg_options: dict = bg.OPTIONS
-        most = {k: max(bg_options[k]["choices"]) for k in ("warriors", "flags", "bricks")}
-        state = bg.setup(complete_options(bg, most), 0)
-        return {p: "tilt" for side in bg.SIDES for p in bg.tilt_pieces(state, side)}
-    if game == "medieval-pong":
-        from shared_rules.medieval_pong import rules as mp
-
-        out = {"%s.%s" % (side, t): "beam" for side in mp.SIDES for t in mp.tower_names(2)}
-        # optional: the tilt switch in each tower (a roof or tower knocked over)
-        out.update({"%s.%s.tilt" % (side, t): "tilt" for side in mp.SIDES for t in mp.tower_names(2)})
-        return out
-    if game == "plingpong":
-        from shared_rules.plingpong import rules as plingpong
-
-        return {c["cup"]: "beam" for c in plingpong.table({"players": 4})}
-    if game == "medieval-madness":
-        # a presence sensor under every space ("space.12"); the dice are entered on the page
-        return {space_object(n): "presence" for n in _madness_spaces(options)}
-    return None
-
-
-def space_object(number: int) -> str:
-    """The table-map object of a Medieval Madness space: its number, as the rules and the page count."""
-    return "space.%d" % number
-
-
-def _madness_spaces(options: dict | None) -> list[int]:
-    from shared_rules.engine import Illegal
-    from shared_rules.medieval_madness import rules as mm
-
-    try:
-        return [s["id"] for s in mm.board_view(options)]
-    except Illegal as e:  # a table built for a board file that is missing or wrong
-        raise UserError("medieval-madness board: %s" % e.reason)
+    return adapter(game).objects(options)
 
 
 def required_objects(game: str, options: dict | None = None) -> list[str]:
     """The game objects a table must map for the game options it is built for (default set-up)."""
-    if game == "medieval-pong":
-        from shared_rules.medieval_pong import rules as mp
-
-        sets = (options or {}).get("sets", 1)
-        return sorted("%s.%s" % (side, t) for side in mp.SIDES for t in mp.tower_names(sets if sets in (1, 2) else 1))
-    if game == "battleground":
-        from shared_rules.battleground import rules as bg
-        from shared_rules.engine import complete_options
-
-        state = bg.setup(complete_options(bg, {}), 0)
-        return sorted(p for side in bg.SIDES for p in bg.tilt_pieces(state, side))
-    if game == "plingpong":
-        from shared_rules.plingpong import rules as plingpong
-
-        return sorted(c["cup"] for c in plingpong.table(options or {}))
-    return sorted(game_objects(game, options) or {})
+    return adapter(game).required(options)
 
 
 @dataclass

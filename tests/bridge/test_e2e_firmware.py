@@ -78,7 +78,10 @@ def test_a_scripted_medieval_pong_game_through_real_firmware(tmp_path):
             assert s.match.state["winner"] == "red"
             hist = b.journal.history("medieval-pong")
             assert hist[0]["winner"] == "red" and "red won" in hist[0]["summary"]
-            assert b.journal.get_progress("medieval-pong")["padlocks"]["ticks"]  # a padlock ticked
+            # the players are asked which padlock to tick; nothing is ticked for them
+            assert "padlocks" not in b.journal.get_progress("medieval-pong")
+            assert s.apply({"t": "padlock", "character": "ninja"}, "host page")["ok"]
+            assert b.journal.get_progress("medieval-pong")["padlocks"]["ticks"] == {"ninja": 1}
             assert s.counters["illegal"] == 0 and b.counters["board-errors"] == 0
         finally:
             await b.stop()

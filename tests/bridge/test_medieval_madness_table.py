@@ -12,21 +12,22 @@ import os
 
 import pytest
 from battlement import hardware, tables
+from battlement.adapter import RED
 from battlement.bridge import Bridge
-from battlement.effects import RED, SIDE_RGB
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event
-from battlement.router import Router, pawn_checks, to_sensors
+from battlement.router import Router
 from battlement.session import Session
 
 from shared_rules.medieval_madness import rules as mm
+from shared_rules.medieval_madness.table import Table, pawn_checks
 
 from .conftest import ROOT, Ws, until
 from .test_tables import test_wrong_maps_are_refused_naming_what_and_where as refused_naming
 
 MAP = ROOT / "hardware" / "tables" / "medieval-madness.toml"
-P1, P2 = SIDE_RGB["p1"], SIDE_RGB["p2"]
+P1, P2 = Table.COLOURS["p1"], Table.COLOURS["p2"]
 OFF = ("off", 0, 0)
 
 
@@ -83,17 +84,18 @@ def test_a_table_built_for_its_own_board_file_senses_that_boards_spaces(tmp_path
 
 
 def test_a_pawn_put_down_is_a_pawn_check_and_a_pawn_lifted_means_nothing():
-    r = Router(tables.load(str(MAP)))
+    table = Table(mm)
+    r = Router(tables.load(str(MAP)), table)
     down = Event(None, "inner-wall", 1, 1, "sp-30", "presence", 1, 0, 0)
-    assert r.place(down)[:2] == ("space.30", {"t": "pawn", "space": 30})
+    assert r.place(down, {}, 0.0)[:2] == ("space.30", [{"t": "pawn", "space": 30}])
     up = Event(None, "inner-wall", 1, 2, "sp-30", "presence", 0, 0, 0)
-    assert r.place(up)[1] is None and r.counters == {"ignored": 1}
+    assert r.place(up, {}, 0.0)[1] is None and r.counters == {"ignored": 1}
     # the page's sensor buttons and `battlement sim` put a pawn down through the space's sensor
-    assert to_sensors("medieval-madness", {}, {"t": "pawn", "space": 30}) == [("space.30", 1)]
+    assert table.to_sensors({}, {"t": "pawn", "space": 30}) == [("space.30", 1)]
     # a pawn check naming its player is typed on the page: no presence sensor can say whose pawn it is
-    assert to_sensors("medieval-madness", {}, {"t": "pawn", "player": "p1", "space": 30}) == []
+    assert table.to_sensors({}, {"t": "pawn", "player": "p1", "space": 30}) == []
     view = {"players": [{"id": "p1", "space": 9}, {"id": "p2", "space": -1}, {"id": "p3", "space": 9}]}
-    assert pawn_checks("medieval-madness", view) == [{"t": "pawn", "space": 9}]
+    assert pawn_checks(view) == [{"t": "pawn", "space": 9}]
 
 
 def test_a_pawn_on_the_wrong_space_is_lit_where_it_is_and_where_it_belongs(tmp_path):
@@ -139,7 +141,7 @@ def test_warnings_never_outlive_a_relight_in_random_play(tmp_path):
             assert s.apply(rng.choice(s.match.legal()), "host page")["ok"]
         if rng.random() < 0.3:
             s._relight()  # as after a move or a new turn
-            want = {(o.led_board, o.led): st for o, st in s.effects.lighting(tm.game, s.match.view(None))}
+            want = {(o.led_board, o.led): st for o, st in s.effects.lighting(s.match.view(None))}
             assert {k: s.lit.get(k) for k in want} == want, "LEDs differ from a redraw after %d steps" % i
     assert s.counters["illegal"] == 0
 

@@ -6,13 +6,14 @@ import asyncio
 import pytest
 from battlement import tables
 from battlement.bridge import Bridge
-from battlement.effects import SIDE_RGB
 from battlement.errors import UserError
 from support.procs import Broker
 
+from shared_rules.ringo.table import Table as RingoTable
+
 from .conftest import until
 
-ATT = SIDE_RGB["attackers"]
+ATT = RingoTable.COLOURS["attackers"]
 
 
 def ringo_table(tid):

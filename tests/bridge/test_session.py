@@ -4,15 +4,17 @@
 import asyncio
 import contextlib
 
+from battlement.adapter import GREEN, RED
 from battlement.bridge import Bridge
-from battlement.effects import GREEN, RED, SIDE_RGB
 from battlement.journal import Journal
 from battlement.messages import Event
 from battlement.tables import for_game
 
+from shared_rules.ringo.table import Table as RingoTable
+
 from .conftest import until
 
-ATT = SIDE_RGB["attackers"]
+ATT = RingoTable.COLOURS["attackers"]
 
 
 @contextlib.asynccontextmanager
@@ -115,7 +117,7 @@ def test_a_restarted_bridge_resumes_the_same_game(tmp_path):
             view, codes = s.match.view(), dict(s.codes)
         async with ringo_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             assert s.match.view() == view and s.codes == codes
-            assert sim.led_of("a2") == ("solid", SIDE_RGB["defenders"], 0)
+            assert sim.led_of("a2") == ("solid", RingoTable.COLOURS["defenders"], 0)
     asyncio.run(go())
 
 
@@ -148,7 +150,7 @@ def test_lights_always_match_a_full_redraw_after_a_relight(tmp_path):
             if rng.random() < 0.3:
                 s._relight()  # as after any cue that changes the board
                 want = {(o.led_board, o.led): st
-                        for o, st in s.effects.lighting(game, s.match.view(None))}
+                        for o, st in s.effects.lighting(s.match.view(None))}
                 assert {k: s.lit.get(k) for k in want} == want, "%s: LEDs differ from a redraw after %d events" % (game, i)
         sent.clear()
         s.forget_board(min({o.led_board for o in tmap.objects.values() if o.led_board}))

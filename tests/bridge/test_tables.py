@@ -4,7 +4,10 @@ import subprocess
 
 import pytest
 from battlement import tables
+from battlement.adapter import adapter_for
 from battlement.errors import UserError
+
+import shared_rules
 
 from .conftest import BATTLEMENT, ROOT
 
@@ -87,13 +90,17 @@ def test_a_pong_tower_tipping_over_is_a_tilt_input():
     from battlement.messages import Event
     from battlement.router import Router
 
-    r = Router(tables.for_game("medieval-pong"))
+    from shared_rules.engine import Match
+
+    rules = shared_rules.load("medieval-pong")
+    r = Router(tables.for_game("medieval-pong"), adapter_for(rules, fresh=True))
+    state = Match(rules, {}, 1).state  # placing the characters: the rules say what a tilt means now
     tip = Event(None, "red-kingdom", 1, 1, "tilt-b2", "tilt", 1, 0, 0)
-    assert r.place(tip)[:2] == ("red.B2.tilt", {"t": "tilt", "side": "red", "tower": "B2"})
+    assert r.place(tip, state, 0.0)[:2] == ("red.B2.tilt", [{"t": "tilt", "side": "red", "tower": "B2"}])
     ball = Event(None, "blue-kingdom", 1, 2, "tower-c3", "beam", 1, 0, 9000)
-    assert r.place(ball)[:2] == ("blue.C3", {"t": "ball", "side": "blue", "tower": "C3"})
+    assert r.place(ball, state, 0.0)[:2] == ("blue.C3", [{"t": "ball", "side": "blue", "tower": "C3"}])
     upright = Event(None, "red-kingdom", 1, 3, "tilt-b2", "tilt", 0, 0, 0)
-    assert r.place(upright)[1] is None and r.counters == {"ignored": 1}
+    assert r.place(upright, state, 0.0)[1] is None and r.counters == {"ignored": 1}
 
 
 def test_a_table_built_for_another_game_is_refused(tmp_path):

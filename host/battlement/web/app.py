@@ -2,12 +2,13 @@
 
     /                      public scoreboard (anyone at the table may look: never a secret)
     /host?code=H           host controls: new game with a form of the game's options (their help, the
-                           table map's values as defaults), sensor buttons (dice and pawns for
-                           Medieval Madness), miss, undo, pause, every question with its answers
+                           table map's values as defaults), sensor buttons, timeout, undo, pause, every
+                           question in words with the answers the game lets the host give
     /side/<side>?code=C    one side's private page: secret set-up, swaps, private answers
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
     /api/state             the public state as JSON; /api/history finished games;
-    /api/spaces            the spaces of a board game (Medieval Madness), [] for the others
+    /api/spaces            the spaces of a game played on a board of spaces, [] for the others
+    /games/<game>.js       the game's page board (beside its rules), loaded by the page shell
 
 Each page gets only what its role may see: the public websocket carries
 Session.public(), built from the rules' public view. A wrong or missing code is a
@@ -23,11 +24,13 @@ import os
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+import shared_rules
+from battlement.adapter import page_script
 from battlement.errors import UserError
 from battlement.session import Session
 
@@ -49,6 +52,7 @@ def create_app(bridge) -> Starlette:
         title = "%s - %s" % (s.match.game.TITLE, {"public": "scoreboard", "host": "host", "side": side}[role])
         body = (page.replace("{{ROLE}}", role).replace("{{TABLE}}", html.escape(s.table))
                 .replace("{{SIDE}}", html.escape(side)).replace("{{TITLE}}", html.escape(title))
+                .replace("{{GAME}}", html.escape(s.match.game.NAME))
                 .replace("{{TABLES}}", html.escape(json.dumps(sorted(bridge.sessions)))))
         return HTMLResponse(body)
 
@@ -186,11 +190,11 @@ def create_app(bridge) -> Starlette:
             return s.apply(msg["input"], source="host page")
         if action == "sense":
             return bridge.sensor_press(s.table, msg["input"])
-        if action == "miss":
-            inp = s.miss_input()
+        if action in ("timeout", "miss"):
+            inp = s.timeout_input()
             if inp is None:
-                return {"ok": False, "message": "a miss is not possible now"}
-            return s.apply(inp, source="host page (miss)")
+                return {"ok": False, "message": "nothing times out now"}
+            return s.apply(inp, source="host page (timeout)")
         if action == "undo":
             return s.undo()
         if action == "pause":
@@ -207,6 +211,18 @@ def create_app(bridge) -> Starlette:
             return {"ok": True, "message": ""}
         raise UserError("unknown action %r" % (action,))
 
+    async def game_script(request: Request):
+        """A game's page board (beside its rules); a game without one gets an empty script."""
+        name = request.path_params["game"]
+        name = name.removesuffix(".js")
+        try:
+            path = page_script(shared_rules.load(name))
+        except KeyError as e:
+            return refuse(404, str(e).strip('"'))
+        if path is None:
+            return Response("", media_type="text/javascript")
+        return FileResponse(path, media_type="text/javascript")
+
     routes = [
         Route("/", public),
         Route("/host", host),
@@ -214,6 +230,7 @@ def create_app(bridge) -> Starlette:
         Route("/api/state", state),
         Route("/api/history", history),
         Route("/api/spaces", spaces),
+        Route("/games/{game}", game_script),
         WebSocketRoute("/ws", ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

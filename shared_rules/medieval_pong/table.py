@@ -1,0 +1,171 @@
+"""Medieval Pong at the table: towers with a beam and a tilt switch, the fire-at-will tie window,
+padlocks between games, and what each viewer may see (docs/rules/medieval-pong.md, "At the table").
+
+Host side only (CPython); a board never loads it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from battlement.adapter import GOLD, WHITE, Ignore, TableAdapter
+
+from shared_rules.medieval_pong.core import SIDES, side_name, title
+
+# Two balls in different kingdoms less than this apart during a fire at will are a tie: the side
+# that just lost its Princess wins it (rulebook). 0.25 s is closer than eyes can tell two balls apart.
+TIE_WINDOW = 0.25
+
+
+class Table(TableAdapter):
+    RELIGHT = frozenset(("tower.destroyed", "tower.rebuilt", "crown.captured", "turn", "miss"))
+    CUE_LIGHTS: ClassVar[dict] = {
+        "ball.in": [("tower", "blink", WHITE, 200)],  # hit flash until the next turn's relight
+        "tower.destroyed": [("tower", "off", 0, 0)],
+        "crown.exposed": [("tower", "blink", GOLD, 500)],
+    }
+    COLOURS: ClassVar[dict] = {"red": 0xFF0000, "blue": 0x0040FF}
+    # Each answers or reveals something about the deciding side's hidden towers: the choices of a
+    # placement, a rebuild or a trap, the towers a Dragon may destroy (never its own), the Seer's question.
+    PRIVATE = ("ask", "destroy", "pass", "pick", "place", "ready", "rebuild", "swap", "trap")
+
+    def __init__(self, rules):
+        super().__init__(rules)
+        self.held: tuple[float, dict] | None = None  # (when, ball) waiting out the tie window
+
+    # --- objects ---------------------------------------------------------------------------
+
+    def objects(self, options):
+        names = self.rules.tower_names(2)
+        out = {"%s.%s" % (s, t): "beam" for s in SIDES for t in names}
+        # optional: the tilt switch in each tower (a roof tipping over)
+        out.update({"%s.%s.tilt" % (s, t): "tilt" for s in SIDES for t in names})
+        return out
+
+    def required(self, options):
+        sets = (options or {}).get("sets", 1)
+        names = self.rules.tower_names(sets if sets in (1, 2) else 1)
+        return sorted("%s.%s" % (s, t) for s in SIDES for t in names)
+
+    # --- sensing ---------------------------------------------------------------------------
+
+    def reset(self):
+        self.held = None
+
+    def sense(self, state, obj, kind, value, at):
+        if value != 1:
+            return Ignore("ignored")  # a completed ball pulse, or a tower standing up again
+        parts = obj.split(".")
+        side, tower = parts[0], parts[1]
+        towers = state["sides"].get(side, {}).get("towers", {})
+        status = towers.get(tower, {}).get("st")
+        if len(parts) == 3:
+            # Only a roof tipping over means something; a destroyed tower laid on the rampart or a
+            # tower knocked flat closes its switch too.
+            if state["phase"] == "play" and status != "roof":
+                return Ignore("tilt-not-a-roof")
+            return self._flush(state) + [{"t": "tilt", "side": side, "tower": tower}]
+        if state["phase"] == "play" and status == "hand":
+            return Ignore("ball-in-hand")  # the ball dropped into the Gunner's tower held in hand
+        ball = {"t": "ball", "side": side, "tower": tower}
+        head = (state.get("steps") or [None])[0]
+        if not head or head.get("k") != "fire" or state["over"]:
+            return self._flush(state) + [ball]
+        if self.held is None:
+            self.held = (at, ball)
+            return []
+        when, first = self.held
+        if at - when <= TIE_WINDOW and first["side"] != side:
+            self.held = None
+            counts = first if first["side"] != head["origin"] else ball
+            return [{"t": "tie", "side": counts["side"], "tower": counts["tower"]}]
+        return self._flush(state) + [ball]
+
+    def _flush(self, state):
+        held, self.held = self.held, None
+        return [held[1]] if held else []
+
+    def deadline(self):
+        return None if self.held is None else self.held[0] + TIE_WINDOW
+
+    def due(self, state, now):
+        if self.held is not None and now >= self.held[0] + TIE_WINDOW:
+            return self._flush(state)
+        return []
+
+    def to_sensors(self, state, inp):
+        t = inp.get("t")
+        if t in ("ball", "tilt") and "tower" in inp:
+            return [("%s.%s%s" % (inp["side"], inp["tower"], ".tilt" if t == "tilt" else ""), 1)]
+        return []
+
+    def timeout_input(self, state, legal):
+        for inp in legal:
+            if inp.get("t") == "miss":
+                return inp
+        return None
+
+    # --- lights ----------------------------------------------------------------------------
+
+    def lighting(self, view, objects):
+        # a standing tower glows in its side's colour; a destroyed one goes dark, or warns in gold
+        # while the crown it held lies exposed
+        lit = {}
+        for side, sv in (view.get("sides") or {}).items():
+            for t, tv in (sv.get("towers") or {}).items():
+                if tv.get("was") is not None or tv.get("status") == "box":
+                    if tv.get("crown"):
+                        lit["%s.%s" % (side, t)] = ("blink", GOLD, 500)
+                else:
+                    lit["%s.%s" % (side, t)] = ("solid", self.COLOURS.get(side, WHITE), 0)
+        return lit
+
+    def cue_objects(self, cue, name, objects):
+        # cues name a tower within a side: tower="B2", side="red" -> object red.B2
+        names = super().cue_objects(cue, name, objects)
+        return ["%s.%s" % (cue["side"], n) if n not in objects and "side" in cue else n for n in names]
+
+    # --- padlocks --------------------------------------------------------------------------
+
+    def progress_options(self, progress, table_options):
+        if "unlocked" in table_options:
+            return {}  # the table's own choice (e.g. unlocked = "all", a house rule) holds
+        unlocked = (progress.get("padlocks") or {}).get("unlocked") or []
+        return {"unlocked": ",".join(unlocked) or "none"}
+
+    def progress_question(self, state, progress):
+        if "unlocked" in state["options"] and state["options"]["unlocked"] == "all":
+            return None
+        ticks = (progress.get("padlocks") or {}).get("ticks") or {}
+        locked = [c for c in sorted(self.rules.PADLOCKS) if ticks.get(c, 0) < self.rules.PADLOCKS[c]]
+        if not locked:
+            return None
+        return {"ask": "Tick a padlock: which character do you want to unlock?",
+                "choices": [{"t": "padlock", "character": c} for c in locked]}
+
+    def progress_answer(self, state, progress, inp):
+        new = self.rules.unlocks(state, progress.get("padlocks"), inp.get("character"))
+        c = inp.get("character")
+        left = self.rules.PADLOCKS[c] - new["ticks"].get(c, 0)
+        return {"padlocks": new}, ("The %s is unlocked for the next game." % title(c) if left <= 0 else
+                                   "A padlock of the %s is ticked: %d to go." % (title(c), left))
+
+    # --- what each viewer may see -----------------------------------------------------------
+
+    def describe(self, inp, viewer):
+        t, by = inp.get("t"), inp.get("by")
+        if t in ("ball", "tie", "tilt") and "tower" in inp:
+            what = {"ball": "the ball in", "tie": "the tie in", "tilt": "the roof tipping on"}[t]
+            return "%s tower %s of %s" % (what, inp["tower"], side_name(inp["side"]))
+        if t == "padlock":
+            return "the padlock of the %s" % title(inp.get("character", "?"))
+        who = side_name(by) if by in SIDES else "a player"
+        if t in self.PRIVATE and by != viewer:
+            return "a decision of %s" % who
+        if t == "place":
+            return "your %s in tower %s" % (title(inp["character"]), inp["tower"])
+        if t == "pick":
+            return "your pick of the %s" % title(inp.get("character", "?"))
+        if t == "miss":
+            return "%s's miss" % who
+        return "%s's %s%s" % (who, t, (" of tower %s" % inp["tower"]) if "tower" in inp else "")
