@@ -150,8 +150,11 @@ class Session:
         return {k: v for k, v in got.items() if k not in chosen}
 
     def _table_default(self, mod, key: str):
-        """An option's value when no one chooses it: the table map's, else the rules' default."""
-        return self.tmap.options.get(key, mod.OPTIONS[key]["default"])
+        """An option's value when no one chooses it: the table map's, else what the table's progress
+        gives (padlocks), else the rules' default."""
+        if key in self.tmap.options:
+            return self.tmap.options[key]
+        return self._progress_options({}).get(key, mod.OPTIONS[key]["default"])
 
     def option_specs(self) -> list[dict]:
         """The game's options for the host's new-game form, in the rules' order: help, choices, the table's

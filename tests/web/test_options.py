@@ -62,6 +62,7 @@ def test_new_pong_game_with_a_scenario_and_blue_first(bridge_process, browser, s
     assert "(this game: the table's defaults)" in host.locator("#options-now").inner_text()
 
     host.select_option("#opt-team", label="ultimate-defense")
+    host.fill("#opt-unlocked", "all")  # the scenario's alternative characters: padlocked before the first game
     host.select_option("#opt-first", label="blue")
     host.select_option("#opt-tactical", label="yes")
     before = state_of(b)["codes"]
@@ -140,8 +141,8 @@ def test_two_set_table_form_starts_from_the_table_map(bridge_process, browser):
 
 
 def test_after_a_pong_game_the_form_offers_what_the_padlocks_unlocked(tmp_path):
-    """The form is sent the game's options with the value to preselect: after a finished Medieval Pong
-    game, the characters its padlocks now unlock (the finished game's own value would lock them again)."""
+    """The first game plays the base characters; after it the players are asked which padlock to tick
+    (nothing is ticked for them), and the form then preselects what the padlocks unlock."""
     import random
 
     from battlement import tables
@@ -150,15 +151,37 @@ def test_after_a_pong_game_the_form_offers_what_the_padlocks_unlocked(tmp_path):
 
     s = Session(tables.for_game("medieval-pong"), Journal(str(tmp_path / "journal.sqlite")))
     specs = {o["key"]: o for o in s.for_host()["option_specs"]}
-    assert specs["unlocked"]["value"] == "all" and specs["unlocked"]["choices"] is None
+    assert specs["unlocked"]["value"] == "none" and specs["unlocked"]["choices"] is None
+    assert s.match.options["unlocked"] == "none"  # padlocked tokens stay on the sheet before the first game
     assert specs["sets"]["choices"] == [1, 2] and specs["sets"]["default"] == 1
     pick = random.Random(7)
-    for _ in range(3000):  # a random game to its end: the first finished game ticks the Ninja's one padlock
+    for _ in range(3000):
         if s.match.over:
             break
         assert s.apply(pick.choice(s.match.legal()))["ok"]
     assert s.match.over
+    host = s.for_host()
+    asked = [p["ask"] for p in host["prompts"]]
+    assert any("padlock" in a for a in asked) and any("padlock" in p["ask"] for p in s.public()["prompts"])
+    ticks = [d for d in host["decisions"] if d["t"] == "padlock"]
+    assert {d["character"] for d in ticks} == {"archer", "catapult", "guard", "hunter", "ninja", "two-sword-knight"}
+    assert "padlocks" not in s.journal.get_progress(s.table)  # nothing ticked for the players
+    assert {o["key"]: o for o in host["option_specs"]}["unlocked"]["value"] == "none"
+    assert s.apply({"t": "padlock", "character": "ninja"}, "host page")["ok"]
+    assert "The Ninja is unlocked for the next game." in [n["text"] for n in s.notices]
+    assert not [d for d in s.for_host()["decisions"] if d["t"] == "padlock"]  # one tick per game
     specs = {o["key"]: o for o in s.for_host()["option_specs"]}
-    assert specs["unlocked"]["value"] == "ninja" and s.match.options["unlocked"] == "all"
+    assert specs["unlocked"]["value"] == "ninja"
     s.new_game(None, {k: o["value"] for k, o in specs.items()})  # "New game" as the form sends it
     assert s.match.options["unlocked"] == "ninja" and not s.match.over
+
+
+def test_a_table_may_unlock_every_character_as_a_house_rule(tmp_path):
+    from battlement import tables
+    from battlement.journal import Journal
+    from battlement.session import Session
+
+    tm = tables.for_game("medieval-pong")
+    tm.options = dict(tm.options, unlocked="all")  # [options] unlocked = "all" in the table map
+    s = Session(tm, Journal(str(tmp_path / "journal.sqlite")))
+    assert s.match.options["unlocked"] == "all"

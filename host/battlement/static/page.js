@@ -1,5 +1,7 @@
-// One script for the three pages; the role decides what is shown and which actions exist.
-// The server decides what each role may see: this script only renders what it is sent.
+// The page shell, one script for the three pages; the role decides what is shown and which actions
+// exist. The server decides what each role may see: this script only renders what it is sent.
+// Each game's board (scoreboard, table, what a player is asked) is its own script beside its rules,
+// loaded as /games/<game>.js, which calls Battlement.register(game, {board, table, ask, ...}).
 (function () {
   "use strict";
   const body = document.body;
@@ -9,8 +11,9 @@
   const SVG = "http://www.w3.org/2000/svg";
   let ws = null, last = null;
   let sent = [];  // the actions sent and not yet answered: the websocket answers each in order
-  let spaces = null;  // a board game's spaces, fetched once per game and options (they never change in a game)
-  let spacesFor = "";
+  const games = {};  // game -> its board: {board(v, box), table(v, box), ask(v, actor), label(inp, v),
+  //                   hostSensors(s, v, box), update(s), sensorWords: {input type: words}}
+  const game = (name) => games[name] || {};
 
   function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
   function add(parent, tag, text, cls) { return parent.appendChild(el(tag, text, cls)); }
@@ -32,23 +35,18 @@
         if (sent.shift() === "new") newGameReply(m);
         return;
       }
-      if (m.type === "state") { last = m; render(m); loadSpaces(m); }
+      if (m.type === "state") {
+        last = m;
+        render(m);
+        const g = game(m.game);
+        if (g.update) g.update(m);
+      }
     };
-  }
-
-  function loadSpaces(s) {
-    const key = s.game + JSON.stringify(s.view && s.view.board);
-    if (s.game !== "medieval-madness" || key === spacesFor) return;
-    spacesFor = key;
-    fetch("/api/spaces?table=" + encodeURIComponent(table)).then((r) => r.json()).then((list) => {
-      spaces = Array.isArray(list) ? list : null;
-      if (last) render(last);
-    }).catch(() => { spacesFor = ""; });  // try again with the next state
   }
 
   // --- names as players say them -------------------------------------------------------
 
-  // "p2" -> "Player 2" (Medieval Madness names come from its view), "orcs" -> "Orcs"
+  // "p2" -> "Player 2" (or the name the view gives the player), "orcs" -> "Orcs"
   function who(id, v) {
     if (id === null || id === undefined || id === "") return "Everyone";
     const p = (v.players || []).find((x) => x.id === id);
@@ -61,7 +59,10 @@
   const DIE = ["", "\u2680", "\u2681", "\u2682", "\u2683", "\u2684", "\u2685"];
 
   // A decision or sensor input as a button label; the input type comes first ("ball blue A1", "place king A1").
+  // A game's board may word its own (label).
   function label(inp, v) {
+    const g = game(v.game);
+    if (g.label) { const l = g.label(inp, v); if (l) return l; }
     const parts = [inp.t];
     Object.keys(inp).filter((k) => k !== "t" && k !== "by").sort().forEach((k) => {
       const x = inp[k];
@@ -76,53 +77,14 @@
   }
 
   // --- what each game is waiting for, in words --------------------------------------------
-  // The rules' own prompt is shown when there is one; these cover the moments without one
-  // (a new game, after an undo), worded from the public view only.
-  const PONG_STEPS = {
-    choose: "choose which tower your two balls destroy", swap: "swap two of your towers (or not), on your own page",
-    ask: "ask the Seer about a character, on your own page", roof: "put the Architect's tower as a roof on another tower",
-    stack: "stack the Guard's tower on another tower", trap: "hide the Hunter's trap in a tower, on your own page",
-    rebuild: "rebuild a tower (or pass), on your own page", destroy: "destroy one of your own towers",
-  };
-  const BG_CHECKS = {
-    power: "place up to {n} power disks under your warriors or hero, then confirm",
-    balcony: "choose the figure on the castle balcony, who works the castle catapult, or confirm an empty balcony",
-    camp: "confirm your castle, bricks, weapons and army stand within 40 centimetres of your end",
-    manned: "confirm every weapon has a warrior or the hero within 5 centimetres, to its front or side",
-    placement: "confirm no warrior, hero or flag stands behind a weapon or building",
-  };
-  const ASK = {
-    "medieval-pong": (v, a) => {
-      if (v.phase === "team") return "pick your characters on your own page.";
-      if (v.phase === "place") return "place your characters in your towers on your own page, then press ready.";
-      const st = v.step || {};
-      if (st.k === "throw") return "your turn: throw at the other kingdom" + (st.balls > 1 ? " (" + st.balls + " balls)." : ".");
-      if (st.k === "fire") return "fire at will: everyone throws until a ball enters a tower.";
-      return (PONG_STEPS[st.k] || "decide") + ".";
-    },
-    plingpong: (v, a) => {
-      if (v.phase === "shootoff") return "shoot a ball for the first turn.";
-      if (v.phase === "score") return "every ball is in: say score to count the cups.";
-      return "your shot: throw a ball into a cup.";
-    },
-    battleground: (v, a) => {
-      if (v.setup) return (BG_CHECKS[v.setup.check] || v.setup.check + " check: decide, then confirm")
-        .replace("{n}", (v.armies[a] || {}).power_disks_to_place) + ".";
-      if (v.aiming) return "who stands within 5 centimetres of the " + spoken(v.aiming) + " to fire it?";
-      if (v.shot) return "the " + spoken(v.shot.weapon) + " fired: knock-downs are sensed; say when the shot is over.";
-      const p = (v.pending || [])[0];
-      if (p) return p.kind === "bonus" ? "three flags in one shot: two warriors back, or an extra turn?" : "which warrior comes back to life?";
-      return "fire, move or end your turn (" + v.actions_left + " action" + (v.actions_left === 1 ? "" : "s") + " left).";
-    },
-    ringo: (v, a) => "your move: lift a piece and put it on a free cell (or jump to capture).",
-    "medieval-madness": (v, a) => (v.question && v.question.who === a ? v.question.text + "." : "wait for your turn."),
-  };
+  // The rules' own prompt is shown when there is one; the game's board covers the moments without
+  // one (a new game, after an undo), worded from the view this page was sent.
   function askOf(v, actor) {
-    const f = ASK[v.game];
+    const f = game(v.game).ask;
     return who(actor, v) + ", " + (f ? f(v, actor) : "your decision.");
   }
 
-  // --- scoreboards: one per game, from the public view ----------------------------------
+  // --- scoreboards: each game's board draws its own, from the view this page was sent ------
 
   function stat(parent, name, value, cls) {
     const d = add(parent, "div", undefined, "stat" + (cls ? " " + cls : ""));
@@ -130,231 +92,19 @@
     return d;
   }
 
-  function pongBoard(v, box) {
-    const phase = { team: "Picking characters", place: "Placing characters in secret", play: "Battle" }[v.phase] || cap(v.phase);
-    stat(box, "phase", phase);
-    stat(box, "crowns to win", v.crowns_to_win);
-    if (v.step && v.step.side) stat(box, "throwing", cap(v.step.side) + (v.step.balls > 1 ? " (" + v.step.balls + " balls)" : ""));
-    Object.keys(v.sides || {}).sort().forEach((s) => {
-      const sv = v.sides[s];
-      const towers = sv.towers || {};
-      const names = Object.keys(towers);
-      const up = names.filter((t) => towers[t].status === "up").length;
-      const card = add(box, "div", undefined, "army " + s);
-      card.dataset.side = s;
-      add(card, "h3", cap(s) + " kingdom");
-      stat(card, "crowns captured", sv.crowns_captured + " of " + v.crowns_to_win, "crowns");
-      stat(card, "towers standing", up + " of " + names.length, "towers");
-      if (v.phase === "place") stat(card, "set-up", sv.ready ? "ready" : "placing");
-      if (sv.trap_hidden) stat(card, "trap", "hidden somewhere");
-      if (sv.bitten) stat(card, "bitten", "throws with the other hand");
-      if ((sv.discarded || []).length) stat(card, "out of the game", sv.discarded.join(", "));
-    });
-  }
 
-  function plingBoard(v, box) {
-    const phase = { shootoff: "Shoot-off for the first turn", round: "Round " + v.round, score: "Counting the cups" }[v.phase] || cap(v.phase);
-    stat(box, "round", v.round);
-    stat(box, "phase", phase);
-    if (v.shooter) stat(box, "shooting", who(v.shooter, v));
-    if (v.black) stat(box, "balls in the black cup", v.black);
-    const t = add(box, "table", undefined, "players");
-    const hr = add(t, "tr"); ["player", "colours", "cups"].forEach((h) => add(hr, "th", h));
-    Object.keys(v.sides || {}).sort().forEach((s) => {
-      const sv = v.sides[s];
-      const tr = add(t, "tr"); tr.dataset.side = s;
-      if (sv.players.indexOf(v.shooter) >= 0) tr.className = "current";
-      add(tr, "td", sv.players.length > 1 ? cap(s) + " (" + sv.players.map((p) => who(p, v)).join(", ") + ")" : who(sv.players[0] || s, v));
-      add(tr, "td", sv.colours.join(", "));
-      add(tr, "td", sv.cups, "cups");
-    });
-    const shots = (v.shots || []).filter((x) => !x.void);
-    if (shots.length) stat(box, "this round", shots.map((x) => who(x.by, v) + " \u2192 " + (x.cup || "missed")).join("; "));
-  }
 
-  // "orcs.warrior3" -> "Orc warrior 3": a piece named with its army where both armies are listed together
-  function spoken(name) { const sd = String(name).split(".")[0]; return cap(sd.replace(/s$/, "")) + " " + piece(name); }
-
-  function bgBoard(v, box) {
-    if (v.setup) stat(box, "set-up", cap(v.setup.side) + ": " + v.setup.check + " check");
-    else {
-      stat(box, "turn", v.turn_number);
-      if (v.turn) stat(box, "actions left", v.actions_left);
-    }
-    const falling = v.shot ? v.shot.falls : [];
-    if (v.shot) stat(box, "shot", spoken(v.shot.weapon) + " fired by " + piece(v.shot.crew) + (falling.length ? "; knocked down: " + falling.map(spoken).join(", ") : ""));
-    if ((v.stand_up || []).length) stat(box, "stand back up", v.stand_up.map(spoken).join(", "), "warn");
-    const down = v.down || [];
-    // one chip per tilt piece: standing, knocked down in the shot being fired, or fallen (out of play)
-    function chips(parent, names, isUp, power) {
-      const row = add(parent, "div", undefined, "figures");
-      names.forEach((f) => {
-        const up = isUp(f), hit = falling.indexOf(f) >= 0;
-        const c = add(row, "span", piece(f) + (up ? (hit ? " knocked down" : "") : " fallen") + (power && power[f] ? " +" + power[f] : ""),
-          "figure" + (up ? (hit ? " hit" : "") : " fallen"));
-        c.dataset.piece = f; c.dataset.state = up ? (hit ? "hit" : "up") : "fallen";
-      });
-    }
-    const byNumber = (x, y) => x.localeCompare(y, undefined, { numeric: true });
-    Object.keys(v.armies || {}).sort().forEach((s) => {
-      const a = v.armies[s];
-      const card = add(box, "div", undefined, "army " + s); card.dataset.side = s;
-      add(card, "h3", cap(s) + (v.turn === s ? " (to play)" : ""));
-      const figs = Object.keys(a.figures).sort((x, y) => (x.endsWith("hero") ? 1 : 0) - (y.endsWith("hero") ? 1 : 0) || byNumber(x, y));
-      const power = {}; figs.forEach((f) => { power[f] = a.figures[f].power; });
-      chips(card, figs, (f) => a.figures[f].up, power);
-      const hero = a.figures[s + ".hero"];
-      stat(card, "warriors standing", a.warriors_left + (hero ? ", hero " + (hero.up ? "standing" : "fallen") : ""), "warriors");
-      const flagsDown = down.filter((p) => p.startsWith(s + ".flag"));
-      const bricksDown = down.filter((p) => p.startsWith(s + ".brick"));
-      stat(card, "flags", a.flags_up.length + " standing" + (flagsDown.length ? ", " + flagsDown.length + " down" : ""), "flags");
-      stat(card, "bricks", a.bricks_up.length + " standing, " + bricksDown.length + " fallen", "bricks");
-      stat(card, "gate", a.gate, "gate");
-      chips(card, a.flags_up.concat(flagsDown).sort(byNumber).concat(a.bricks_up.concat(bricksDown).sort(byNumber)).concat([s + ".gate"]),
-        (f) => down.indexOf(f) < 0);
-      if (a.balcony) stat(card, "on the balcony", piece(a.balcony));
-      if (a.ram_uses) stat(card, "battering ram uses", a.ram_uses);
-      if (a.power_disks_to_place) stat(card, "power disks to place", a.power_disks_to_place);
-      if (a.actions_lost_next_turn) stat(card, "actions lost next turn", a.actions_lost_next_turn, "warn");
-      if (a.turns_to_miss) stat(card, "turns to miss", a.turns_to_miss, "warn");
-      if (a.extra_turns) stat(card, "extra turns", a.extra_turns);
-    });
-  }
-
-  function ringoBoard(v, box) {
-    stat(box, "to move", cap(v.turn));
-    stat(box, "attackers", v.attackers + " (" + v.castle + " in the castle)");
-    stat(box, "defenders", v.defenders);
-    if (v.neutral) stat(box, "attackers in the Neutral Zone", v.neutral.attackers + " of " + v.neutral.limit);
-    stat(box, "turns", v.turns);
-    if (v.last) stat(box, "last move", v.last);
-  }
-
-  function mmBoard(v, box) {
-    if (v.dice) {
-      const d = stat(box, "dice", v.dice.map((n) => DIE[n] + " " + n).join("  ") + "  (" + v.dice.reduce((x, y) => x + y, 0) + ")", "dice");
-      d.dataset.dice = v.dice.join(",");
-    } else stat(box, "dice", "not rolled yet", "dice");
-    if (v.contest) stat(box, "contest", cap(v.contest.kind) + " called by " + who(v.contest.by, v) + " against " + v.contest.rivals.map((r) => who(r, v)).join(", ") + " (round " + v.contest.round + ")");
-    stat(box, "royal treasury", v.treasury + " gold nobles");
-    stat(box, "cottages left", v.cottages_left);
-    const t = add(box, "table", undefined, "players");
-    const hr = add(t, "tr"); ["player", "gold nobles", "cottages", "title", "where"].forEach((h) => add(hr, "th", h));
-    (v.players || []).forEach((p) => {
-      const tr = add(t, "tr"); tr.dataset.player = p.id;
-      if (p.id === v.turn) tr.className = "current";
-      add(tr, "td", p.name);
-      add(tr, "td", p.gold, "gold");
-      add(tr, "td", p.cottages);
-      add(tr, "td", p.title || "-");
-      const notes = [];
-      if (p.dungeon) notes.push("in the dungeon");
-      if (p.pass) notes.push("has a dungeon pass");
-      if (p.champion) notes.push("has a champion");
-      if (p.lose_turns) notes.push("loses " + p.lose_turns + " turn" + (p.lose_turns > 1 ? "s" : ""));
-      add(tr, "td", (p.space >= 0 ? p.space + ", " : "") + p.space_name + (notes.length ? " (" + notes.join(", ") + ")" : ""), "space");
-    });
-  }
-
-  const BOARDS = { "medieval-pong": pongBoard, plingpong: plingBoard, battleground: bgBoard, ringo: ringoBoard, "medieval-madness": mmBoard };
-
-  // --- the table: kingdoms and trays as grids, the Ringo board as rings --------------------
+  // --- the table, as the game's board draws it -------------------------------------------
 
   function renderTable(v) {
     let box = $("grids");
     if (!box) { box = el("div"); box.id = "grids"; $("board").insertBefore(box, $("picture")); }
     box.replaceChildren();
-    const sides = v.sides || {};
-    Object.keys(sides).sort().forEach((s) => {
-      const towers = sides[s].towers;
-      if (!towers) return;
-      const g = add(box, "div", undefined, "grid"); add(g, "div", s, "grid-title");
-      const rows = {};
-      Object.keys(towers).sort().forEach((t) => { (rows[t[0]] = rows[t[0]] || []).push(t); });
-      Object.keys(rows).sort().forEach((r) => {
-        const row = add(g, "div", undefined, "grid-row");
-        rows[r].forEach((t) => {
-          const tv = towers[t];
-          const down = tv.was !== undefined || tv.status === "box";
-          // a destroyed tower shows the character it held ("was"), a standing one only what this page may know
-          const c = add(row, "span", t + (tv.character ? " " + tv.character : tv.was ? " " + tv.was : "") + (tv.crown ? " \u265b" : ""),
-            "tower " + s + (down ? " down" : ""));
-          c.dataset.tower = s + "." + t;
-          c.title = tv.status + (tv.was ? " (was " + tv.was + ")" : "");
-        });
-      });
-    });
-    const trays = v.trays || {};
-    Object.keys(trays).sort().forEach((tray) => {
-      const g = add(box, "div", undefined, "grid"); add(g, "div", tray, "grid-title");
-      const row = add(g, "div", undefined, "grid-row");
-      trays[tray].forEach((sp) => {
-        const c = add(row, "span", sp.cup.split(".")[1] + (sp.balls ? " (" + sp.balls + ")" : ""), "tower " + (sp.height ? sp.colour : "down"));
-        c.dataset.cup = sp.cup;
-      });
-    });
-    if (v.game === "ringo") box.appendChild(ringoRings(v));
-    if (v.game === "medieval-madness" && spaces) box.appendChild(madnessTrack(v));
+    const f = game(v.game).table;
+    if (f) f(v, box);
     $("picture").textContent = Array.isArray(v.picture) ? v.picture.join("\n") : (v.picture || "");
   }
 
-  // Five rings of eight slices around the castle; slice n (the Neutral Zone) at the top, clockwise.
-  function ringoRings(v) {
-    const svg = document.createElementNS(SVG, "svg");
-    svg.setAttribute("viewBox", "-130 -130 260 260"); svg.setAttribute("class", "ring");
-    const mk = (tag, attrs, parent) => { const e = document.createElementNS(SVG, tag); Object.keys(attrs).forEach((k) => e.setAttribute(k, attrs[k])); (parent || svg).appendChild(e); return e; };
-    const slices = "nabcdefg";
-    for (let r = 5; r >= 1; r--) mk("circle", { r: 20 + r * 20, class: "ring-line" });
-    for (let i = 0; i < 8; i++) {
-      const a = (i * 45 - 112.5) * Math.PI / 180;
-      mk("line", { x1: 20 * Math.cos(a), y1: 20 * Math.sin(a), x2: 120 * Math.cos(a), y2: 120 * Math.sin(a), class: "ring-line" });
-    }
-    const nz = mk("path", { d: "M0 0", class: "neutral" });
-    const a0 = -112.5 * Math.PI / 180, a1 = -67.5 * Math.PI / 180;
-    nz.setAttribute("d", "M" + 20 * Math.cos(a0) + " " + 20 * Math.sin(a0) + " L" + 120 * Math.cos(a0) + " " + 120 * Math.sin(a0) +
-      " A120 120 0 0 1 " + 120 * Math.cos(a1) + " " + 120 * Math.sin(a1) + " L" + 20 * Math.cos(a1) + " " + 20 * Math.sin(a1) + " A20 20 0 0 0 " + 20 * Math.cos(a0) + " " + 20 * Math.sin(a0));
-    svg.insertBefore(nz, svg.firstChild);
-    for (let i = 0; i < 8; i++) {
-      for (let r = 1; r <= 5; r++) {
-        const name = slices[i] + r, a = (i * 45 - 90) * Math.PI / 180, rad = 10 + r * 20;
-        const who_ = (v.cells || {})[name];
-        const g = mk("g", { "data-cell": name, "data-piece": who_ || "" });
-        mk("title", {}, g).textContent = name + (who_ ? ": " + who_.slice(0, -1) : ": empty");
-        mk("circle", { cx: rad * Math.cos(a), cy: rad * Math.sin(a), r: who_ ? 8 : 2.5, class: who_ ? "piece " + who_ : "cell" }, g);
-      }
-      const a = (i * 45 - 90) * Math.PI / 180;
-      mk("text", { x: 127 * Math.cos(a), y: 127 * Math.sin(a) + 3, class: "slice" }).textContent = slices[i];
-    }
-    const c = mk("g", { "data-cell": "castle" });
-    mk("circle", { r: 18, class: "castle" }, c);
-    mk("text", { y: 5, class: "castle-count" }, c).textContent = String(v.castle || 0);
-    mk("title", {}, c).textContent = "castle: " + (v.castle || 0) + " attackers in";
-    return svg;
-  }
-
-  // The castle's two walls of spaces with every pawn where it stands (the entrance before the first roll).
-  function madnessTrack(v) {
-    const out = el("div", undefined, "track");
-    const pawns = {};
-    (v.players || []).forEach((p) => { (pawns[p.space] = pawns[p.space] || []).push(p); });
-    const line = (title, list, id) => {
-      add(out, "div", title, "grid-title");
-      const row = add(out, "div", undefined, "mm-spaces");
-      list.forEach((sp) => {
-        const c = add(row, "div", undefined, "mm-space" + (pawns[sp.id] ? " taken" : ""));
-        c.dataset.space = id === undefined ? sp.id : id; c.title = sp.name;
-        add(c, "span", id === undefined ? String(sp.id) : "", "space-no");
-        add(c, "span", sp.name, "space-name");
-        (pawns[id === undefined ? sp.id : id] || []).forEach((p) => {
-          const t = add(c, "span", p.id.replace("p", "P"), "pawn pawn-" + p.id); t.title = p.name;
-        });
-      });
-    };
-    if (pawns[-1]) line("Castle entrance", [{ id: -1, name: "the castle entrance" }], -1);
-    line("Outer wall", spaces.filter((sp) => sp.wall === "outer"));
-    line("Inner wall", spaces.filter((sp) => sp.wall !== "outer"));
-    return out;
-  }
 
   // --- decisions: each question in words next to the buttons that answer it ------------------
 
@@ -396,7 +146,7 @@
     const asked = $("asked"); asked.replaceChildren();  // host and side pages say it beside their buttons
     if (role === "public" && !v.over) (v.awaiting || []).forEach((a) => add(asked, "div", askOf(v, a)));
     const sum = $("summary"); sum.replaceChildren();
-    const board = BOARDS[v.game];
+    const board = game(v.game).board;
     if (board) board(v, sum);
     renderTable(v);
     if (role === "host") $("view").replaceChildren(kv(v));
@@ -427,10 +177,11 @@
     return t;
   }
 
-  // Sensor buttons grouped as the table is: one row per kingdom, tray, army or kind of move.
-  function sensorGroup(inp) {
+  // Sensor buttons grouped as the table is: one row per side (or the first part of an object's name)
+  // and kind of input, in the game's words.
+  function sensorGroup(inp, v) {
     const owner = inp.side || (inp.cup || inp.piece || "").split(".")[0] || inp.by || "";
-    return (owner ? cap(owner) + ": " : "") + ({ ball: "ball into", tilt: "tower tips over", fell: "knocked down", stood: "stood back up", move: "lift and put down", cell: "cell" }[inp.t] || inp.t);
+    return (owner ? cap(owner) + ": " : "") + ((game(v.game).sensorWords || {})[inp.t] || inp.t);
   }
 
   function renderHost(s, v) {
@@ -449,12 +200,13 @@
     sens.replaceChildren();
     const rows = {};
     (s.sensed || []).forEach((inp) => {
-      const key = sensorGroup(inp);
+      const key = sensorGroup(inp, v);
       if (!rows[key]) { rows[key] = el("div", undefined, "sensor-row"); add(rows[key], "span", key, "sensor-label"); sens.appendChild(rows[key]); }
       const b = add(rows[key], "button", label(inp, v), "sense");
       b.onclick = () => send({ action: simulated ? "sense" : "input", input: inp });
     });
-    if (v.game === "medieval-madness") madnessSensors(s, v, sens);
+    const more = game(v.game).hostSensors;
+    if (more) more(s, v, sens);
     sens.querySelectorAll("select").forEach((x) => { if (picked[x.id] !== undefined) x.value = picked[x.id]; });
     if (!sens.children.length) add(sens, "p", v.over ? "The game is over." : "No sensor means anything right now.", "small");
     const c = Object.assign({}, s.counters || {}, (s.bridge || {}).counters || {});
@@ -520,45 +272,8 @@
     if (m.ok) chosen = {};
   }
 
-  // Medieval Madness: dice are entered here (no dice sensor). "Pawn on its space" acts as the space's
-  // presence sensor (through the simulated boards when there are some); "put pawn" names whose pawn it is,
-  // which a presence sensor cannot tell, so it goes to the rules as a typed input.
-  function madnessSensors(s, v, sens) {
-    const roll = (s.decisions || []).find((i) => i.t === "roll");
-    if (roll) {
-      const n = v.question && v.question.what === "die" ? 1 : 2;
-      const row = add(sens, "div", undefined, "sensor-row"); row.id = "dice-row";
-      add(row, "span", who(roll.by, v) + ": the dice show", "sensor-label");
-      const picks = [];
-      for (let i = 0; i < n; i++) {
-        const sel = add(row, "select"); sel.className = "die"; sel.id = "die-" + (i + 1); sel.setAttribute("aria-label", "die " + (i + 1));
-        for (let f = 1; f <= 6; f++) { const o = add(sel, "option", DIE[f] + " " + f); o.value = f; }
-        picks.push(sel);
-      }
-      const b = add(row, "button", "roll these", "sense"); b.id = "roll-dice";
-      b.onclick = () => send({ action: "input", input: { t: "roll", by: roll.by, dice: picks.map((p) => Number(p.value)) } });
-    }
-    const row = add(sens, "div", undefined, "sensor-row"); row.id = "pawn-row";
-    add(row, "span", "Pawn on its space:", "sensor-label");
-    (v.players || []).forEach((p) => {
-      if (p.space < 0) return;
-      const b = add(row, "button", "pawn " + p.name + " on " + p.space_name, "sense");
-      b.onclick = () => send({ action: "sense", input: { t: "pawn", space: p.space } });
-    });
-    if (spaces && spaces.length) {
-      const prow = add(sens, "div", undefined, "sensor-row");
-      add(prow, "span", "Put a pawn on:", "sensor-label");
-      const who_ = add(prow, "select"); who_.id = "pawn-player";
-      (v.players || []).forEach((p) => { const o = add(who_, "option", p.name); o.value = p.id; });
-      const where = add(prow, "select"); where.id = "pawn-space";
-      spaces.forEach((sp) => { const o = add(where, "option", sp.id + " " + sp.name); o.value = sp.id; });
-      const b = add(prow, "button", "put pawn", "sense"); b.id = "put-pawn";
-      b.onclick = () => send({ action: "input", input: { t: "pawn", player: who_.value, space: Number(where.value) } });
-    }
-  }
-
   if (role === "host") {
-    $("miss").onclick = () => send({ action: "miss" });
+    $("miss").onclick = () => send({ action: "timeout" });
     $("undo").onclick = () => send({ action: "undo" });
     $("pause").onclick = () => send({ action: "pause", paused: !(last && last.paused) });
     const startNew = () => send({ action: "new", options: chosenOptions() });
@@ -576,5 +291,13 @@
     });
     document.querySelector("header").appendChild(nav);
   }
-  connect();
+  // What a game's board may use; it registers itself with register(game, board).
+  window.Battlement = {
+    el: el, add: add, cap: cap, and: and, who: who, piece: piece, stat: stat, label: label, DIE: DIE, SVG: SVG,
+    role: role, table: table, side: side, send: send,
+    register: (name, board) => { games[name] = board; if (last) render(last); },
+    rerender: () => { if (last) render(last); },
+  };
+  // The game's board script comes after this one: connect once every script has run.
+  if (document.readyState === "complete") connect(); else window.addEventListener("load", connect);
 })();
