@@ -127,7 +127,7 @@ class TableAdapter:
         return " ".join([str(inp.get("t", "?"))] + ["%s" % inp[k] for k in sorted(inp) if k not in ("t",)])
 
     def undo_notice(self, inp: dict, viewer) -> str:
-        return "Took back %s." % self.describe(inp, viewer)
+        return "Undid: %s." % self.describe(inp, viewer)
 
     def prompt_for(self, prompt: dict, viewer) -> dict | None:
         """A prompt as this viewer may see it (None: not shown). The rules address a prompt to a side

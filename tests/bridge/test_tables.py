@@ -38,7 +38,7 @@ def test_shipped_maps_load(name):
 
 def test_two_set_pong_map_has_eighteen_towers_per_side():
     tm = tables.load(str(ROOT / "hardware" / "tables" / "medieval-pong-2sets.toml"))
-    assert tm.options == {"sets": 2}
+    assert tm.options == {"sets": 2, "unlocked": "all"}  # the full roster: every padlock open
     assert len([o for o in tm.objects if o.startswith("red.") and not o.endswith(".tilt")]) == 18
     assert tm.objects["red.F1.tilt"].sensor == "tilt-f1"  # each tower's tilt switch too
 
