@@ -135,7 +135,7 @@ def test_battleground_shot_timeout_says_the_shot_is_over(tmp_path):
         assert s.apply(pick.choice(choices))["ok"]
     else:
         pytest.fail("no shot fired in 400 inputs")
-    over = [i for i in s.match.legal() if i["t"] == "over"][0]
+    over = next(i for i in s.match.legal() if i["t"] == "over")
     assert s.timeout_input() == over
     assert s.apply(s.timeout_input(), "throw timeout")["ok"]
     assert s.match.state["shot"] is None

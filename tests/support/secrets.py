@@ -117,7 +117,7 @@ def pong_secret_swap(owner: str, sets: int, rng: random.Random):
 
 def reveals(s: Session, owner: str, support: set, action: tuple) -> bool:
     """Would this action show everyone what a permuted tower holds (meant to differ)?"""
-    kind, inp = action
+    _kind, inp = action
     if not isinstance(inp, dict):
         return False
     t = inp.get("t")
