@@ -20,7 +20,8 @@ BATTLEMENT = str(pathlib.Path(sys.executable).parent / "battlement")
 class BridgeProcess:
     """`battlement run` as a child process on a free port; .url, .host_code, .state(), .kill9()."""
 
-    def __init__(self, tmp, *args, journal=None):
+    def __init__(self, tmp, *args, journal=None, command=None):
+        self.command = command or [BATTLEMENT]  # e.g. a launcher that adds a game first
         self.tmp = pathlib.Path(tmp)
         self.journal = journal or str(self.tmp / "journal.sqlite")
         self.args = list(args)
@@ -30,7 +31,7 @@ class BridgeProcess:
 
     def start(self):
         self.port = free_port()
-        argv = [BATTLEMENT, "run", "--port", str(self.port), "--journal", self.journal,
+        argv = self.command + ["run", "--port", str(self.port), "--journal", self.journal,
                 "--host-code", self.host_code] + self.args
         self.log = open(self.tmp / ("bridge-%d.log" % self.port), "w+")  # noqa: SIM115 -- closed in stop()
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(ROOT),
@@ -79,8 +80,8 @@ class BridgeProcess:
 def bridge_process(tmp_path):
     made = []
 
-    def make(*args, journal=None):
-        b = BridgeProcess(tmp_path, *args, journal=journal)
+    def make(*args, journal=None, command=None):
+        b = BridgeProcess(tmp_path, *args, journal=journal, command=command)
         made.append(b)
         return b.start()
 
