@@ -236,7 +236,7 @@ class Bridge:
         sim = self.sims.get(table)
         steps = s.sensor_for(inp)
         if sim is None or not steps:
-            return s.apply(inp, source="page (sensor)")
+            return s.apply(inp, source="host page (sensor)")
         for board, sensor, value in steps:
             sim.boards[board].sense(sensor, value)
         return {"ok": True, "message": ""}

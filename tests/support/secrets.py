@@ -78,7 +78,7 @@ class Twin:
         if kind == "sense":
             steps = s.sensor_for(arg)
             if not steps:
-                s.apply(arg, "page (sensor)")
+                s.apply(arg, "host page (sensor)")
             for board, sensor, value in steps:
                 kind_ = s.tmap.sensors_of(board).get(sensor, "beam")
                 s.sensed(Event(None, board, 1, 0, sensor, kind_, value, 0, 0), at=self.at)
