@@ -192,9 +192,9 @@ def _walk(state, p, steps, fx, may_cross, decided=False):
             _gain(state, p, sp["amount"], fx, " passing the Royal Stipend")
     # Landing on the inner bridge is reaching it too: a lower title goes back out now, and pays.
     sp = _space(board, p["at"]) if p["at"] >= 0 else None
-    if sp is not None and sp["kind"] == "drawbridge" and sp["wall"] == "inner" and p["title"] < DUKE:
-        if not _cross(state, p, fx, board):
-            return "bankrupt"
+    inside = sp is not None and sp["kind"] == "drawbridge" and sp["wall"] == "inner"
+    if inside and p["title"] < DUKE and not _cross(state, p, fx, board):
+        return "bankrupt"
     return "landed"
 
 
