@@ -44,6 +44,8 @@ class TableAdapter:
     COLOURS: ClassVar[dict] = {}
     # Input types only a side's own page may decide: offering them anywhere else would show a secret.
     PRIVATE: tuple = ()
+    # The input type a turn's timeout stands for (a miss, a shot that is over); None: none.
+    TIMEOUT: str | None = None
     # The board script of the page (beside table.py); served as /games/<game>.js.
     PAGE = "page.js"
 
@@ -83,7 +85,10 @@ class TableAdapter:
         return []
 
     def timeout_input(self, state: dict, legal: list[dict]) -> dict | None:
-        """The input a turn's timeout stands for (a miss, a shot that is over), None if none."""
+        """The input a turn's timeout stands for now: the legal one of type TIMEOUT, None if none."""
+        for inp in legal:
+            if inp.get("t") == self.TIMEOUT:
+                return inp
         return None
 
     # --- lights ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from shared_rules.engine import complete_options
 class Table(TableAdapter):
     RELIGHT = frozenset(("figure.out", "figure.revived", "flag.down", "brick.removed", "gate.down", "stood",
                          "shot.over", "flags.restand", "turn", "miss"))
+    TIMEOUT = "over"  # the shot timeout: the shot is over, judge what fell
     CUE_LIGHTS: ClassVar[dict] = {"stand": [("piece", "pulse", AMBER, 800)]}  # "stand this piece back up"
     COLOURS: ClassVar[dict] = {"orcs": 0x20C000, "knights": 0xC0C0FF}
 
@@ -35,13 +36,6 @@ class Table(TableAdapter):
         if inp.get("t") in ("fell", "stood"):
             return [(inp["piece"], 1 if inp["t"] == "fell" else 0)]
         return []
-
-    def timeout_input(self, state, legal):
-        """The shot timeout: the shot is over, judge what fell (docs/rules/battleground.md)."""
-        for inp in legal:
-            if inp.get("t") == "over":
-                return inp
-        return None
 
     def lighting(self, view, objects):
         down = set(view.get("down") or [])

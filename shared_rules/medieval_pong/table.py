@@ -19,6 +19,7 @@ TIE_WINDOW = 0.25
 
 class Table(TableAdapter):
     RELIGHT = frozenset(("tower.destroyed", "tower.rebuilt", "crown.captured", "turn", "miss"))
+    TIMEOUT = "miss"  # a throw with no ball in before the timeout
     CUE_LIGHTS: ClassVar[dict] = {
         "ball.in": [("tower", "blink", WHITE, 200)],  # hit flash until the next turn's relight
         "tower.destroyed": [("tower", "off", 0, 0)],
@@ -98,12 +99,6 @@ class Table(TableAdapter):
         if t in ("ball", "tilt") and "tower" in inp:
             return [("%s.%s%s" % (inp["side"], inp["tower"], ".tilt" if t == "tilt" else ""), 1)]
         return []
-
-    def timeout_input(self, state, legal):
-        for inp in legal:
-            if inp.get("t") == "miss":
-                return inp
-        return None
 
     # --- lights ----------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from battlement.adapter import WHITE, Ignore, TableAdapter
 
 class Table(TableAdapter):
     RELIGHT = frozenset(("cup.removed", "cup.add", "rack", "round", "back", "turn", "miss"))
+    TIMEOUT = "miss"  # a throw with no ball in before the timeout
     CUE_LIGHTS: ClassVar[dict] = {"cup.add": [("cup", "pulse", "colour", 800)]}  # "add a cup here", in the cup's colour
     COLOURS: ClassVar[dict] = {"red": 0xFF0000, "blue": 0x0040FF, "green": 0x00C000, "yellow": 0xFFC000, "black": 0x8000FF}
 
@@ -27,13 +28,6 @@ class Table(TableAdapter):
         if inp.get("t") == "ball" and "cup" in inp:
             return [(inp["cup"], 1)]
         return []
-
-    def timeout_input(self, state, legal):
-        """A shot with no ball in a cup before the timeout: a miss."""
-        for inp in legal:
-            if inp.get("t") == "miss":
-                return inp
-        return None
 
     def lighting(self, view, objects):
         # every space that holds a cup shows the cup's colour; the Black Cup is always lit
