@@ -18,12 +18,15 @@ from support.procs import Broker, PtyPair
 
 BOARD = "proto-1"
 CYCLES = 20
+# A bridge start can take seconds on a busy machine: an outbox this deep outlasts it (a full outbox
+# drops its oldest event, which the board counts in `dropped`; that is not what is tested here).
+SETTINGS = {"outbox": 1024}
 
 
 class Balls(threading.Thread):
     """Drops a ball into the board's beam every `every` seconds until stopped; .n balls so far."""
 
-    def __init__(self, fw, every=0.03):
+    def __init__(self, fw, every=0.04):
         super().__init__(daemon=True)
         self.fw, self.every, self.n = fw, every, 0
         self.halt = threading.Event()
@@ -65,7 +68,7 @@ def cycles(bridge_process, args, journal, fw, rng, kills):
     try:
         for _ in range(kills):
             b = bridge_process(*args, journal=journal)
-            time.sleep(rng.uniform(0.0, 0.6))  # a random moment: mid-batch, mid-commit, mid-evack
+            time.sleep(rng.uniform(0.0, 0.5))  # a random moment: mid-batch, mid-commit, mid-evack
             b.kill9()
             time.sleep(rng.uniform(0.0, 0.3))  # balls keep landing with no bridge at all
         b = bridge_process(*args, journal=journal)
@@ -96,7 +99,7 @@ def check(n, rows):
 def test_kill_9_at_random_moments_over_serial_loses_and_doubles_nothing(bridge_process, tmp_path):
     pair = PtyPair(tmp_path / "pty").start()
     journal = str(tmp_path / "j.sqlite")
-    fw = FirmwareProcess(BOARD, "pico-w", {"cup-1": "beam"}, port=pair.b).start()
+    fw = FirmwareProcess(BOARD, "pico-w", {"cup-1": "beam"}, port=pair.b, settings=SETTINGS).start()
     try:
         n, rows = cycles(bridge_process, ("--game", "plingpong", "--serial", pair.a), journal, fw,
                          random.Random(11), CYCLES)
@@ -111,7 +114,7 @@ def test_kill_9_at_random_moments_over_mqtt_loses_and_doubles_nothing(bridge_pro
     broker = Broker(tmp_path / "mqtt").start()
     journal = str(tmp_path / "j.sqlite")
     fw = FirmwareProcess(BOARD, "pico-w", {"cup-1": "beam"}, transport="mqtt", mqtt_url=broker.url,
-                         table="plingpong").start()
+                         table="plingpong", settings=SETTINGS).start()
     try:
         n, rows = cycles(bridge_process, ("--game", "plingpong", "--mqtt", broker.url), journal, fw,
                          random.Random(12), CYCLES)
@@ -128,12 +131,12 @@ def test_soak_100_kills(bridge_process, tmp_path, transport):
     journal = str(tmp_path / "j.sqlite")
     if transport == "serial":
         link = PtyPair(tmp_path / "pty").start()
-        fw = FirmwareProcess(BOARD, "pico-w", {"cup-1": "beam"}, port=link.b).start()
+        fw = FirmwareProcess(BOARD, "pico-w", {"cup-1": "beam"}, port=link.b, settings=SETTINGS).start()
         args = ("--game", "plingpong", "--serial", link.a)
     else:
         link = Broker(tmp_path / "mqtt").start()
         fw = FirmwareProcess(BOARD, "pico-w", {"cup-1": "beam"}, transport="mqtt", mqtt_url=link.url,
-                             table="plingpong").start()
+                             table="plingpong", settings=SETTINGS).start()
         args = ("--game", "plingpong", "--mqtt", link.url)
     try:
         n, rows = cycles(bridge_process, args, journal, fw, random.Random(13), 100)
