@@ -11,6 +11,7 @@ from typing import ClassVar
 from battlement.adapter import GOLD, WHITE, Ignore, TableAdapter
 
 from shared_rules.medieval_pong.core import SIDES, side_name, title
+from shared_rules.medieval_pong.switches import FALL, ROOF, switch_input, switch_of
 
 # Two balls in different kingdoms less than this apart during a fire at will are a tie: the side
 # that just lost its Princess wins it (rulebook). 0.25 s is closer than eyes can tell two balls apart.
@@ -39,8 +40,9 @@ class Table(TableAdapter):
     def objects(self, options):
         names = self.rules.tower_names(2)
         out = {"%s.%s" % (s, t): "beam" for s in SIDES for t in names}
-        # optional: the tilt switch in each tower (a roof tipping over)
-        out.update({"%s.%s.tilt" % (s, t): "tilt" for s in SIDES for t in names})
+        # optional: the fall switch and the roof switch in each tower (docs/hardware.md, roof sensing)
+        for switch in (FALL, ROOF):
+            out.update({"%s.%s.%s" % (s, t, switch): "tilt" for s in SIDES for t in names})
         return out
 
     def required(self, options):
@@ -54,18 +56,21 @@ class Table(TableAdapter):
         self.held = None
 
     def sense(self, state, obj, kind, value, at):
-        if value != 1:
-            return Ignore("ignored")  # a completed ball pulse, or a tower standing up again
         parts = obj.split(".")
         side, tower = parts[0], parts[1]
         towers = state["sides"].get(side, {}).get("towers", {})
         status = towers.get(tower, {}).get("st")
         if len(parts) == 3:
-            # Only a roof tipping over means something; a destroyed tower laid on the rampart or a
-            # tower knocked flat closes its switch too.
+            # a tower's fall or roof switch: only a roof switch opening is a roof tipping over; a
+            # tower laid on the rampart, knocked flat or set as a roof closes them and means nothing
+            tilt = switch_input(obj, value == 1)
+            if tilt is None:
+                return Ignore("fall-switch" if parts[2] == FALL else "roof-set")
             if state["phase"] == "play" and status != "roof":
                 return Ignore("tilt-not-a-roof")
-            return self._flush(state) + [{"t": "tilt", "side": side, "tower": tower}]
+            return self._flush(state) + [tilt]
+        if value != 1:
+            return Ignore("ignored")  # a completed ball pulse
         if state["phase"] == "play" and status == "hand":
             return Ignore("ball-in-hand")  # the ball dropped into the Gunner's tower held in hand
         ball = {"t": "ball", "side": side, "tower": tower}
@@ -96,8 +101,11 @@ class Table(TableAdapter):
 
     def to_sensors(self, state, inp):
         t = inp.get("t")
-        if t in ("ball", "tilt") and "tower" in inp:
-            return [("%s.%s%s" % (inp["side"], inp["tower"], ".tilt" if t == "tilt" else ""), 1)]
+        if t == "ball" and "tower" in inp:
+            return [("%s.%s" % (inp["side"], inp["tower"]), 1)]
+        if t == "tilt" and "tower" in inp:
+            obj, opened = switch_of(inp)
+            return [(obj, 1 - opened), (obj, opened)]  # a roof switch closes as the roof is set, opens as it tips
         return []
 
     # --- lights ----------------------------------------------------------------------------

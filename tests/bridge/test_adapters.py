@@ -35,8 +35,9 @@ def ball(s, side, tower, at):
     return s.sensed(Event(None, "%s-kingdom" % side, 1, next(seq), "tower-" + tower.lower(), "beam", 1, 0, 9000), at=at)
 
 
-def tilt(s, side, tower, at=0.0):
-    return s.sensed(Event(None, "%s-kingdom" % side, 1, next(seq), "tilt-" + tower.lower(), "tilt", 1, 0, 0), at=at)
+def switch(s, side, tower, which, closed, at=0.0):
+    sensor = "%s-%s" % (which, tower.lower())
+    return s.sensed(Event(None, "%s-kingdom" % side, 1, next(seq), sensor, "tilt", closed, 0, 0), at=at)
 
 
 def fire_at_will(s):
@@ -84,7 +85,10 @@ def test_a_tower_laid_on_the_rampart_or_a_ball_in_the_gunners_tower_in_hand_mean
     ball(s, "blue", "B3", at=0.0)  # red hits blue's Blind Magician: the tower is out
     assert s.match.view(None)["sides"]["blue"]["towers"]["B3"]["status"] == "box"
     before = len(s.notices)
-    tilt(s, "blue", "B3")  # turned over onto the rampart
+    switch(s, "blue", "B3", "tilt", 1)  # laid on the rampart: its fall switch closes
+    switch(s, "blue", "B3", "roof", 1)  # upside down: its roof switch too
+    switch(s, "blue", "B3", "roof", 0)  # turned over again: the roof switch of a tower that is no roof
+    assert s.router.counters["fall-switch"] == 1 and s.router.counters["roof-set"] == 1
     assert s.router.counters["tilt-not-a-roof"] == 1
     assert not [n for n in s.notices[before:] if "Refused" in n["text"]] and s.counters["illegal"] == 0
     # blue's throw misses; red's Gunner is hit next: its tower goes into red's hand for the Gunner's throw
