@@ -26,7 +26,7 @@ class BridgeProcess:
         self.args = list(args)
         self.proc = None
         self.port = None
-        self.host_code = "hostcode"
+        self.host_code = "host-code-for-tests"
 
     def start(self):
         self.port = free_port()

@@ -32,7 +32,7 @@
         if (sent.shift() === "new") newGameReply(m);
         return;
       }
-      if (m.type === "state") { last = m; render(m); loadSpaces(m); }
+      if (m.type === "state") { last = m; render(m); loadSpaces(m); window.dispatchEvent(new CustomEvent("battlement:state", { detail: m })); }
     };
   }
 

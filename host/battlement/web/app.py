@@ -17,6 +17,7 @@ Session.public(), built from the rules' public view. A wrong or missing code is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import json
 import os
@@ -31,6 +32,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from battlement.errors import UserError
 from battlement.session import Session
 
+HEALTH_EVERY = 2.0  # seconds between host-page updates when nothing in the game changed
 STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 
 
@@ -130,7 +132,7 @@ def create_app(bridge) -> Starlette:
             if role == "host":
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
-                                  "simulated": s.table in bridge.sims}
+                                  "simulated": s.table in bridge.sims, "health": bridge.health()}
             elif role == "side":
                 data = s.for_side(side)
             else:
@@ -144,7 +146,11 @@ def create_app(bridge) -> Starlette:
         async def pusher() -> None:
             # coalesce bursts: a page gets the latest state, not every intermediate one
             while True:
-                await dirty.wait()
+                if role == "host":  # the bridge's health changes without the game changing: look every 2 s
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(dirty.wait(), HEALTH_EVERY)
+                else:
+                    await dirty.wait()
                 dirty.clear()
                 try:
                     text = json.dumps(snapshot())
