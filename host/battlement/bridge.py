@@ -78,6 +78,7 @@ class Bridge:
         self.names: dict[int, str] = {}  # id(transport) -> its name for people ("serial", "mqtt <url>")
         self.rejected: dict[str, collections.deque] = {}  # transport name -> last rejected frames
         self.beats: dict[tuple, dict] = {}  # (table, board) -> its last heartbeat (outbox, dropped...)
+        self.web_counters: dict[str, int] = {}  # the web app's: wrong codes, rate-limited, websocket junk
         self.led_sent = None  # hook(led, t_sent) for the benchmark
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
@@ -297,6 +298,7 @@ class Bridge:
             "tasks": self.supervisor.health(),
             "counters": dict(self.counters, **{"journal.rows-as-text": self.journal.errors}),
             "transports": transports,
+            "web": dict(self.web_counters),
             "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},
             "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
             "notes": self.notes[-20:],
@@ -338,7 +340,9 @@ async def serve(args) -> int:
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
     await bridge.start()
     app = create_app(bridge)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off")
+    # a page's action is a few hundred bytes; up to 1 MiB is answered in words, beyond it the frame is refused
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off",
+                            ws_max_size=1 << 20)
     web = {"server": uvicorn.Server(config)}
     stopping = asyncio.Event()
 

@@ -112,6 +112,14 @@ class Ws:
             if m.get("type") == "state" and pred(m):
                 return m
 
+    def act_reply(self, timeout=10):
+        """The next reply (states pushed meanwhile are kept in .frames)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self.recv(max(0.05, deadline - time.monotonic()))
+            if m.get("type") == "reply":
+                return m
+
     def act(self, **msg):
         """Send an action; returns the reply (states pushed meanwhile are kept in .frames)."""
         self.conn.send(json.dumps(msg))

@@ -43,6 +43,7 @@
     tasks.forEach((t) => add(tl, "li", t.words, t.restarts ? "warn" : ""));
     add(details, "h3", "Bridge counters");
     add(details, "div", counts(h.counters), "small counters-bridge");
+    add(details, "div", "web: " + counts(h.web), "small counters-web");
     (h.transports || []).forEach((t) => {
       add(details, "h3", "Transport " + t.name);
       add(details, "div", "accepted " + ((t.counters || {}).accepted || 0) + "; rejected and noted: " + counts(Object.assign({}, t.counters, { accepted: 0 })), "small transport-counters");
