@@ -55,3 +55,30 @@ def test_the_host_page_shows_tasks_and_rejected_frames_with_their_reason(bridge_
     t = h["transports"][0]
     assert t["counters"]["crc"] == 1 and [r["reason"] for r in t["rejected"]][0] == "crc"
     assert all(x["state"] == "running" for x in h["tasks"])
+
+
+def test_monitor_watches_a_running_bridge_by_asking_it(bridge_process, mosquitto, tmp_path):
+    import subprocess
+    import sys
+
+    from foundation.test_monitor import wait_line
+
+    tid = "monitored-%d" % mosquitto.port
+    b = bridge_process("--simulate", "--table", table_file(tmp_path, tid), "--mqtt", mosquitto.url)
+    cmd = [sys.executable, "-m", "battlement.cli", "monitor", "--bridge", b.url]
+    wrong = subprocess.run(cmd + ["--code", "not-the-code-at-all"], check=False, capture_output=True, text=True,
+                           timeout=30)
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1
+    assert "answered 403" in wrong.stderr and "host code" in wrong.stderr
+    proc = subprocess.Popen(cmd + ["--code", b.host_code, "--every", "0.5", "--seconds", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_line(proc, "watching the bridge")
+        wait_line(proc, "== mqtt %s: accepted" % mosquitto.url)
+        publish(mosquitto, "battlement/%s/ring-5/up" % tid, b"event ring-5 1 1 b presence 1 0 0*00000000")
+        lines = wait_line(proc, "rejected crc frame from %s" % tid)
+        wait_line(proc, "crc 1")  # and the counters by reason
+        assert not any("Traceback" in x for x in lines)
+    finally:
+        proc.terminate()
+        proc.wait(10)
