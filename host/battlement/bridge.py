@@ -35,7 +35,8 @@ from battlement.transport.mqtt import check_ca
 log = logging.getLogger("battlement.bridge")
 
 DEFAULT_GAME = "medieval-pong"
-BATCH_MAX = 500  # messages journalled under one commit
+BATCH_MAX = 500  # messages journalled under one commit...
+TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
 
@@ -108,6 +109,7 @@ class Bridge:
             self.names[id(t)] = name
             self.rejected[name] = collections.deque(maxlen=REJECTED_KEPT)
             t.log = self._transport_log(name)
+            t.committed = {}  # an event is acknowledged to its board once it is committed, not before
             guard_frames(t, self._note)
             await t.start()
             self.supervisor.spawn("event pump (%s)" % name, functools.partial(self._pump, t))
@@ -145,26 +147,37 @@ class Bridge:
         """Take what has arrived as one batch: journal and apply each, commit once, then send the LEDs.
 
         One event alone goes straight through; a burst (many tables, a fast table) shares one commit.
+        The boards hear their evack right after that commit (one per board per batch), and a batch is
+        at most BATCH_MAX messages or TURN_BUDGET of work, after which the loop serves the pages and
+        the links before the next: under overload the backlog waits in the queue, not the page.
         """
         while True:
-            batch = [await transport.get()]
-            while len(batch) < BATCH_MAX:
-                more = transport.get_nowait()
-                if more is None:
-                    break
-                batch.append(more)
+            msg = await transport.get()
             self._held = []
+            done: dict[tuple, tuple[int, int]] = {}
+            n = 0
+            turn_ends = time.perf_counter() + TURN_BUDGET
             self.journal.begin()
             try:
-                for msg in batch:
+                while True:
+                    n += 1
+                    if type(msg) is Event:  # the highest of each board's (a late one may come after)
+                        was = done.get((msg.table, msg.board))
+                        if was is None or was[0] != msg.boot or was[1] < msg.seq:
+                            done[(msg.table, msg.board)] = (msg.boot, msg.seq)
                     try:
                         self.handle(msg)
                     except Exception as e:  # noqa: BLE001 -- one bad message must never stop the table
                         self.counters["handler-errors"] += 1
                         log.error("error handling %s:\n%s", shown(msg), traceback.format_exc())
                         self._note("error handling %s: %s: %s" % (shown(msg), type(e).__name__, e))
+                    if n >= BATCH_MAX or time.perf_counter() >= turn_ends:
+                        break
+                    msg = transport.get_nowait()
+                    if msg is None:
+                        break
             finally:
-                self._commit(len(batch))
+                committed = self._commit(n)
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
                 # the LED shows (a piece lifted and put back within one burst sends nothing).
@@ -173,15 +186,20 @@ class Bridge:
                     last[(led.table, led.board, led.target)] = led
                 for led in last.values():
                     self._deliver(led)
+            if committed and done:
+                transport.acknowledge(done)
+            await asyncio.sleep(0)  # a full queue never makes get() wait: let the pages and links in
 
-    def _commit(self, n: int) -> None:
+    def _commit(self, n: int) -> bool:
         try:
             self.journal.commit()
+            return True
         except Exception as e:  # noqa: BLE001 -- the table goes on; the operator is told what was not kept
             self.counters["journal-errors"] += 1
             log.error("journal commit of %d message(s) failed:\n%s", n, traceback.format_exc())
             self._note("journal: a batch of %d message(s) could not be written (%s: %s)" % (n, type(e).__name__, e))
             self.journal.rollback()
+            return False
 
     async def _restart(self, t) -> None:
         """A transport whose own loop died: stop it and start it again (its boards stay known)."""
@@ -300,6 +318,7 @@ class Bridge:
             "transports": transports,
             "web": dict(self.web_counters),
             "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},
+            "tables": {table: dict(s.counters) for table, s in self.sessions.items()},
             "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
             "notes": self.notes[-20:],
         }

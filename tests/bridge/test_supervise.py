@@ -3,7 +3,7 @@
 import asyncio
 
 from battlement.messages import Event
-from support.web import next_state, serving, ws
+from support.web import next_health, next_state, serving, ws
 
 from .conftest import until
 from .test_session import ringo_bridge
@@ -107,8 +107,8 @@ def test_the_host_page_is_told_in_words_when_a_task_restarted(tmp_path):
                 raise OSError("reopen loop broke")
             t._watch.cancel()
             t._watch = asyncio.get_running_loop().create_task(broken())
-            m = await next_state(conn, lambda m: any(x["restarts"] for x in m["bridge"]["health"]["tasks"]))
-            words = [x["words"] for x in m["bridge"]["health"]["tasks"] if x["restarts"]]
+            h = await next_health(conn, lambda h: any(x["restarts"] for x in h["tasks"]))
+            words = [x["words"] for x in h["tasks"] if x["restarts"]]
             assert words[0].startswith("link (serial): ") and "restarted 1 time" in words[0]
             assert "OSError: reopen loop broke" in words[0]
     asyncio.run(go())

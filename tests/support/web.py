@@ -44,3 +44,16 @@ async def next_state(conn, pred=lambda s: True, timeout=10.0):
         m = json.loads(await asyncio.wait_for(conn.recv(), max(0.05, deadline - loop.time())))
         if m.get("type") == "state" and pred(m):
             return m
+
+
+async def next_health(conn, pred=lambda h: True, timeout=15.0):
+    """The next bridge health a host socket gets (in a state, or on its own) that pred accepts."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        m = json.loads(await asyncio.wait_for(conn.recv(), max(0.05, deadline - loop.time())))
+        h = m.get("health") if m.get("type") == "health" else (m.get("bridge") or {}).get("health")
+        if h is not None and pred(h):
+            return h

@@ -53,7 +53,7 @@ def test_the_host_page_shows_tasks_and_rejected_frames_with_their_reason(bridge_
     with urllib.request.urlopen(b.url + "/api/health?code=" + b.host_code, timeout=10) as r:
         h = json.loads(r.read())
     t = h["transports"][0]
-    assert t["counters"]["crc"] == 1 and [r["reason"] for r in t["rejected"]][0] == "crc"
+    assert t["counters"]["crc"] == 1 and next(r["reason"] for r in t["rejected"]) == "crc"
     assert all(x["state"] == "running" for x in h["tasks"])
 
 

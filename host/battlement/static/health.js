@@ -1,6 +1,8 @@
 // The bridge's health on the host page: its tasks in words, every counter by reason, the last
 // rejected frames with their reason, and each board's heartbeat (outbox, dropped events).
-// page.js announces each state it renders ("battlement:state"); this file draws its own section.
+// page.js announces each websocket message ("battlement:message"): the host's states carry the
+// health, and between them the bridge sends {"type": "health"} when it changed; this file draws its
+// own section only.
 (function () {
   "use strict";
   if (document.body.dataset.role !== "host") return;
@@ -68,8 +70,9 @@
     }
   }
 
-  window.addEventListener("battlement:state", (ev) => {
-    const b = ev.detail && ev.detail.bridge;
-    if (b && b.health) render(b.health);
+  window.addEventListener("battlement:message", (ev) => {
+    const m = ev.detail || {};
+    if (m.type === "health" && m.health) render(m.health);
+    else if (m.type === "state" && m.bridge && m.bridge.health) render(m.bridge.health);
   });
 })();

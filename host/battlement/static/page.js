@@ -32,7 +32,8 @@
         if (sent.shift() === "new") newGameReply(m);
         return;
       }
-      if (m.type === "state") { last = m; render(m); loadSpaces(m); window.dispatchEvent(new CustomEvent("battlement:state", { detail: m })); }
+      if (m.type === "state") { last = m; render(m); loadSpaces(m); }
+      window.dispatchEvent(new CustomEvent("battlement:message", { detail: m }));  // for health.js and the like
     };
   }
 

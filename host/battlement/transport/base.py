@@ -43,6 +43,7 @@ _CRC = re.compile(rb"\*([0-9a-f]{8})\r?\n?")
 EVACK_DELAY = 0.01  # seconds: acknowledgements are coalesced, at most one per board per 10 ms
 PING_EVERY = 0.5  # seconds: how often to ask an unknown board for its hello
 PENDING_MAX = 1000  # events held per board while waiting for its hello
+REACK_AFTER = 0.5  # seconds: the same evack again only this long after (a board resends after 1 s)
 
 
 class NoRoute(UserError):
@@ -72,6 +73,11 @@ class Transport:
         self._evack_due: set[tuple] = set()
         self._evack_timer: asyncio.TimerHandle | None = None
         self._msgid = 0
+        # Set by a consumer that journals (the bridge): an event is acknowledged only once it is
+        # committed, via acknowledge(); key -> (boot, seq) committed. None: acknowledged on arrival.
+        self.committed: dict[tuple, tuple[int, int]] | None = None
+        self._in_flight: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) last handed to the consumer
+        self._acked_sent: dict[tuple, tuple[tuple[int, int], float]] = {}
 
     # --- consumer API ------------------------------------------------------------
 
@@ -177,6 +183,8 @@ class Transport:
 
     def _deliver(self, msg) -> None:
         self.counters["accepted"] += 1
+        if self.committed is not None and isinstance(msg, Event):
+            self._in_flight[(msg.table, msg.board)] = (msg.boot, msg.seq)
         self._queue.put_nowait(msg)
 
     def _on_hello(self, msg: Hello, link) -> None:
@@ -237,14 +245,34 @@ class Transport:
         if self._evack_timer is None and self._loop is not None:
             self._evack_timer = self._loop.call_later(EVACK_DELAY, self._flush_evacks)
 
+    def acknowledge(self, done: dict[tuple, tuple[int, int]]) -> None:
+        """The consumer (which set .committed = {} before start) committed events up to (boot, seq) per
+        board key: acknowledge them now."""
+        assert self.committed is not None
+        self.committed.update(done)
+        self._evack_due.update(done)
+        self._flush_evacks()
+
     def _flush_evacks(self) -> None:
         self._evack_timer = None
         due, self._evack_due = self._evack_due, set()
+        now = time.monotonic()
         for key in sorted(due, key=lambda k: (k[0] or "", k[1])):
             acked = self.inbox.acked(key)
             link = self._route.get(key)
             if acked is None or link is None:
                 continue
+            if self.committed is not None:  # no further than what is committed, and not twice in a row
+                flying, done = self._in_flight.get(key), self.committed.get(key)
+                if flying is not None and flying[0] == acked[0] and not (
+                        done is not None and done[0] == flying[0] and done[1] >= flying[1]):
+                    if done is None or done[0] != acked[0]:
+                        continue  # none of this boot's events committed yet
+                    acked = (acked[0], min(acked[1], done[1]))
+                last = self._acked_sent.get(key)
+                if last is not None and last[0] == acked and now - last[1] < REACK_AFTER:
+                    continue
+                self._acked_sent[key] = (acked, now)
             table, board = key
             self._write(link, board, to_frame(EvAck(board, acked[0], acked[1], table), 0))
 

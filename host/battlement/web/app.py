@@ -23,7 +23,6 @@ the socket stays open.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import html
 import json
 import logging
@@ -46,7 +45,7 @@ from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_
 log = logging.getLogger("battlement.web")
 MAX_ACTION = 64 * 1024  # bytes: an action from a page is a few hundred; anything longer is refused in words
 
-HEALTH_EVERY = 2.0  # seconds between host-page updates when nothing in the game changed
+HEALTH_EVERY = 2.0  # seconds between looks at the bridge's health for the host page
 STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 
 
@@ -224,10 +223,19 @@ def create_app(bridge) -> Starlette:
 
         async def pusher() -> None:
             # coalesce bursts: a page gets the latest state, not every intermediate one
+            health_sent = ""
             while True:
-                if role == "host":  # the bridge's health changes without the game changing: look every 2 s
-                    with contextlib.suppress(TimeoutError):
+                if role == "host":
+                    try:
                         await asyncio.wait_for(dirty.wait(), HEALTH_EVERY)
+                    except TimeoutError:
+                        # The bridge's health changes without the game changing: sent on its own, so the
+                        # page redraws its health section only, not the buttons under the host's finger.
+                        text = json.dumps({"type": "health", "health": bridge.health()})
+                        if text != health_sent:
+                            health_sent = text
+                            await socket.send_text(text)
+                        continue
                 else:
                     await dirty.wait()
                 dirty.clear()
