@@ -314,7 +314,7 @@ class Bridge:
                                "rejected": list(self.rejected.get(name, ()))})
         return {
             "tasks": self.supervisor.health(),
-            "counters": dict(self.counters, **{"journal.rows-as-text": self.journal.errors}),
+            "counters": dict(self.counters, **{"journal.row-errors": self.journal.errors}),
             "transports": transports,
             "web": dict(self.web_counters),
             "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},
