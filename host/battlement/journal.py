@@ -171,6 +171,7 @@ class Journal:
         self._stop = threading.Event()
         self._checkpointer = None
         self._ckpt_db: sqlite3.Connection | None = None
+        self._ckpt_lock = threading.Lock()  # a checkpoint in a worker thread and close() never overlap
         self._ckpt_done = time.monotonic()
         if path != ":memory:" and checkpoint_thread:
             self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="journal-checkpoint", daemon=True)
@@ -261,12 +262,15 @@ class Journal:
         now = time.monotonic()
         if now - self.last_write < CHECKPOINT_IDLE and now - self._ckpt_done < CHECKPOINT_LATEST:
             return False  # a throw is under way: do not compete with it for the disk
-        if self._ckpt_db is None:
-            self._ckpt_db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error:
-            return False  # busy now: the next round will do it
+        with self._ckpt_lock:
+            if self._stop.is_set():
+                return False
+            if self._ckpt_db is None:
+                self._ckpt_db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            try:
+                self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error:
+                return False  # busy now: the next round will do it
         self._ckpt_done = now
         return True
 
@@ -281,9 +285,10 @@ class Journal:
         self._stop.set()
         if self._checkpointer:
             self._checkpointer.join(5)
-        if self._ckpt_db is not None:
-            self._ckpt_db.close()
-            self._ckpt_db = None
+        with self._ckpt_lock:
+            if self._ckpt_db is not None:
+                self._ckpt_db.close()
+                self._ckpt_db = None
         self.db.close()
         self._unlock()
 
