@@ -104,13 +104,17 @@ class Bridge:
         if self.mqtt:
             user, pw, tls = self.mqtt_auth
             self.transports.append(MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca))
+        seen = self.journal.recent_events()
         for t in self.transports:
             name = "serial" if isinstance(t, SerialTransport) else "mqtt %s" % t.url
             self.names[id(t)] = name
             self.rejected[name] = collections.deque(maxlen=REJECTED_KEPT)
             t.log = self._transport_log(name)
-            t.committed = {}  # an event is acknowledged to its board once it is committed, not before
             guard_frames(t, self._note)
+            # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
+            t.acks_on_commit = True
+            for (table, board, boot), seqs in seen.items():
+                t.remember(table, board, boot, seqs)
             await t.start()
             self.supervisor.spawn("event pump (%s)" % name, functools.partial(self._pump, t))
             self.supervisor.spawn("link (%s)" % name, functools.partial(watch_tasks, t),
@@ -154,17 +158,12 @@ class Bridge:
         while True:
             msg = await transport.get()
             self._held = []
-            done: dict[tuple, tuple[int, int]] = {}
             n = 0
             turn_ends = time.perf_counter() + TURN_BUDGET
             self.journal.begin()
             try:
                 while True:
                     n += 1
-                    if type(msg) is Event:  # the highest of each board's (a late one may come after)
-                        was = done.get((msg.table, msg.board))
-                        if was is None or was[0] != msg.boot or was[1] < msg.seq:
-                            done[(msg.table, msg.board)] = (msg.boot, msg.seq)
                     try:
                         self.handle(msg)
                     except Exception as e:  # noqa: BLE001 -- one bad message must never stop the table
@@ -186,8 +185,8 @@ class Bridge:
                     last[(led.table, led.board, led.target)] = led
                 for led in last.values():
                     self._deliver(led)
-            if committed and done:
-                transport.acknowledge(done)
+            if committed:
+                transport.committed()  # the boards hear their evack now (one per board)
             await asyncio.sleep(0)  # a full queue never makes get() wait: let the pages and links in
 
     def _commit(self, n: int) -> bool:
