@@ -41,6 +41,7 @@
         const g = game(m.game);
         if (g.update) g.update(m);
       }
+      window.dispatchEvent(new CustomEvent("battlement:message", { detail: m }));  // for health.js and the like
     };
   }
 
