@@ -37,10 +37,10 @@ def test_a_message_that_breaks_its_handler_is_counted_and_logged_and_the_next_go
         async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
             place = s.router.place
 
-            def broken(ev):
+            def broken(ev, *args):
                 if ev.seq == 4242:
                     raise ValueError("a fault in the rules' plumbing")
-                return place(ev)
+                return place(ev, *args)
             s.router.place = broken
             t = b.transports[0]
             t._deliver(Event(None, "ring-5", t.boards["ring-5"].boot, 4242, "b", "presence", 0, 0, 0))
