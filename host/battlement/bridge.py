@@ -21,6 +21,7 @@ import time
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Hello, Led, Reply
+from battlement.metrics import Metrics
 from battlement.session import Session
 from battlement.sim import Simulator
 from battlement.sound import Sound
@@ -69,6 +70,7 @@ class Bridge:
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
         self._shown: dict[tuple, dict[str, tuple]] = {}
+        self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
 
     # --- start / stop ----------------------------------------------------------------
 
@@ -135,11 +137,15 @@ class Bridge:
         """
         while True:
             batch = [await transport.get()]
+            t_taken = time.perf_counter()
             while len(batch) < BATCH_MAX:
                 more = transport.get_nowait()
                 if more is None:
                     break
                 batch.append(more)
+            m = self.metrics
+            if m:
+                m.taking = t_taken
             self._held = []
             self.journal.begin()
             try:
@@ -149,7 +155,10 @@ class Bridge:
                     except Exception as e:  # noqa: BLE001 -- one bad message must never stop the table
                         self._note("error handling %s: %s" % (type(msg).__name__, e))
             finally:
+                t_commit = time.perf_counter()
                 self.journal.commit()
+                if m:
+                    m.committed(t_commit)
                 transport.committed()
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
@@ -157,8 +166,11 @@ class Bridge:
                 last: dict[tuple, Led] = {}
                 for led in held or ():
                     last[(led.table, led.board, led.target)] = led
+                sent = self.counters["led-sent"]
                 for led in last.values():
                     self._deliver(led)
+                if m and self.counters["led-sent"] != sent and any(type(x) is Event for x in batch):
+                    m.lit(t_taken)
 
     def handle(self, msg) -> None:
         table = self._table_of(msg)

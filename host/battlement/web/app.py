@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from battlement.errors import UserError
+from battlement.metrics import route as metrics_route
 from battlement.session import Session
 
 STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
@@ -125,6 +126,7 @@ def create_app(bridge) -> Starlette:
         await socket.accept()
         dirty = asyncio.Event()
         dirty.set()
+        clock = bridge.metrics.page_clock() if getattr(bridge, "metrics", None) else None  # event -> page
 
         def snapshot() -> dict:
             if role == "host":
@@ -140,18 +142,23 @@ def create_app(bridge) -> Starlette:
 
         def changed(_session, _fx) -> None:
             dirty.set()
+            if clock:
+                clock.changed()
 
         async def pusher() -> None:
             # coalesce bursts: a page gets the latest state, not every intermediate one
             while True:
                 await dirty.wait()
                 dirty.clear()
+                since = clock.take() if clock else None
                 try:
                     text = json.dumps(snapshot())
                 except Exception as e:  # noqa: BLE001 -- say so on the host page rather than go quiet
                     bridge._note("page update for %s failed: %s: %s" % (role, type(e).__name__, e))
                     text = json.dumps({"type": "error", "message": "the bridge could not build this page's state"})
                 await socket.send_text(text)
+                if clock:
+                    clock.sent(since)
 
         s.listeners.append(changed)
         push = asyncio.create_task(pusher())
@@ -215,6 +222,7 @@ def create_app(bridge) -> Starlette:
         Route("/api/history", history),
         Route("/api/spaces", spaces),
         WebSocketRoute("/ws", ws),
+        metrics_route(bridge),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes)
