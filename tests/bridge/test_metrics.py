@@ -132,3 +132,17 @@ def test_metrics_hold_no_secret_of_a_side(bridge_process):
             assert k in ("transport", "reason", "what", "table", "board", "le"), (name, k)
             assert re.fullmatch(r"[a-z0-9.+-]*|\+Inf", v), (name, k, v)
     host.close()
+
+
+def test_a_latency_on_a_bucket_bound_counts_in_that_bucket_as_prometheus_reads_it():
+    from battlement.metrics import Latency
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    h = Latency("t_seconds", "test", (0.001, 0.01))
+    for v in (0.0005, 0.001, 0.002, 0.01, 3.0):
+        h.observe(v)
+    reg = CollectorRegistry()
+    reg.register(h)
+    m = samples(generate_latest(reg).decode())
+    assert [value(m, "t_seconds_bucket", le=le) for le in ("0.001", "0.01", "+Inf")] == [2, 4, 5]
+    assert value(m, "t_seconds_count") == 5 and abs(value(m, "t_seconds_sum") - 3.0135) < 1e-9
