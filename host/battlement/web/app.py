@@ -9,6 +9,7 @@
     /api/state             the public state as JSON; /api/history finished games;
     /api/spaces            the spaces of a game played on a board of spaces, [] for the others
     /games/<game>.js       the game's page board (beside its rules), loaded by the page shell
+    /metrics               Prometheus metrics: counts and latencies only, public (battlement.metrics)
     /api/health?code=H     the bridge's tasks, every counter by reason, the last rejected frames, the
                            boards' heartbeats (host code, also as "Authorization: Bearer H")
 
@@ -41,6 +42,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 import shared_rules
 from battlement.adapter import page_script
 from battlement.errors import UserError
+from battlement.metrics import route as metrics_route
 from battlement.session import Session
 from battlement.tokens import same
 from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce
@@ -209,6 +211,7 @@ def create_app(bridge) -> Starlette:
         await socket.accept()
         dirty = asyncio.Event()
         dirty.set()
+        clock = bridge.metrics.page_clock() if getattr(bridge, "metrics", None) else None  # event -> page
 
         def snapshot() -> dict:
             if role == "host":
@@ -224,6 +227,8 @@ def create_app(bridge) -> Starlette:
 
         def changed(_session, _fx) -> None:
             dirty.set()
+            if clock:
+                clock.changed()
 
         async def pusher() -> None:
             # coalesce bursts: a page gets the latest state, not every intermediate one
@@ -243,12 +248,15 @@ def create_app(bridge) -> Starlette:
                 else:
                     await dirty.wait()
                 dirty.clear()
+                since = clock.take() if clock else None
                 try:
                     text = json.dumps(snapshot())
                 except Exception as e:  # noqa: BLE001 -- say so on the host page rather than go quiet
                     bridge._note("page update for %s failed: %s: %s" % (role, type(e).__name__, e))
                     text = json.dumps({"type": "error", "message": "the bridge could not build this page's state"})
                 await socket.send_text(text)
+                if clock:
+                    clock.sent(since)
 
         s.listeners.append(changed)
         push = asyncio.create_task(pusher())
@@ -357,6 +365,7 @@ def create_app(bridge) -> Starlette:
         Route("/games/{game}", game_script),
         Route("/api/health", health),
         WebSocketRoute("/ws", ws),
+        metrics_route(bridge),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes)
