@@ -98,13 +98,14 @@ class Socket:
 
 
 def comparable(name, text):
-    """The bytes a viewer got, less the host page's "bridge" part: the links' own notes, counters and
-    task health (pty names, boot ids, when a board's hello came) differ between two bridges and
-    hold no game data; everything the game sends the host is compared."""
+    """The bytes a viewer got, less the host page's "bridge" part and its counters: the links' notes,
+    task health and event counts (pty names, boot ids, a frame resent under load) differ between two
+    bridges and hold no game data; the in-process bulk compares the counters too."""
     if name != "host" or text is None:
         return text
     m = json.loads(text)
     m.pop("bridge", None)
+    m.pop("counters", None)
     return json.dumps(m)
 
 
