@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import random
 import signal
 import sys
 import time
 
+from battlement import logs
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Hello, Led, Reply
@@ -28,6 +30,7 @@ from battlement.tables import TableMap, for_game, load
 from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
 
+log = logging.getLogger("battlement.bridge")
 DEFAULT_GAME = "medieval-pong"
 BATCH_MAX = 500  # messages journalled under one commit
 
@@ -95,6 +98,13 @@ class Bridge:
         for sim in self.sims.values():
             sim.start()
         self.tasks.append(asyncio.create_task(self._tick()))
+        loop = asyncio.get_running_loop()
+
+        def from_player() -> None:  # the player thread tells the pages through the loop
+            loop.call_soon_threadsafe(self.sound_changed)
+        self.sound.on_change = from_player
+        if self.sound.problem:
+            self._note("sound: " + self.sound.problem)
         # No relight here: each session drew its table when it opened its game, and each board's
         # hello makes it light that board again (forget_board).
 
@@ -223,7 +233,15 @@ class Bridge:
                         s.apply(inp, source="throw timeout")
                     s.last_input_at = time.monotonic()
 
+    def sound_changed(self) -> None:
+        """Mute, volume or a sound failure: every host page shows it (the sound is the room's, not a table's)."""
+        if self.sound.problem:
+            self._note("sound: " + self.sound.problem)
+        for s in self.sessions.values():
+            s._changed()
+
     def _note(self, text: str) -> None:
+        log.warning("%s", text)
         self.notes.append(text)
         del self.notes[:-50]
 
@@ -263,7 +281,7 @@ async def serve(args) -> int:
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
     await bridge.start()
     app = create_app(bridge)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_config=None, lifespan="off")
     server = uvicorn.Server(config)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -291,6 +309,7 @@ async def serve(args) -> int:
 def run(args) -> int:
     if not os.path.isdir(os.path.dirname(os.path.abspath(args.journal))):
         os.makedirs(os.path.dirname(os.path.abspath(args.journal)), exist_ok=True)
+    logs.setup(args.log_level, args.log_file or logs.default_file(args.journal))
     return asyncio.run(serve(args))
 
 
@@ -317,10 +336,12 @@ def register(sub) -> None:
     p.add_argument("--host-code", help="code of the host page (default: a new random one, printed)")
     p.add_argument("--throw-timeout", type=float, default=0.0, metavar="S",
                    help="seconds with no ball before a turn counts as a miss (0 = off; undo corrects it)")
-    p.add_argument("--sound", choices=["null", "file", "speaker"], default="null",
-                   help="announcements: speaker, file (WAVs in --sound-dir) or null (default)")
+    p.add_argument("--sound", choices=["auto", "speaker", "file", "null"], default="auto",
+                   help="announcements: speaker, file (WAVs in --sound-dir), null (silent), or auto (default: "
+                        "speaker when this machine can play sound, else silent)")
     p.add_argument("--sound-dir", default="var/sound", help="folder for --sound file (default var/sound)")
     p.add_argument("--voice", default="en", help="espeak-ng voice (default en)")
     p.add_argument("--volume", type=int, default=100, help="volume 0-200 (default 100)")
+    logs.add_arguments(p)
     p.set_defaults(func=run)
 

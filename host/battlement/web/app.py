@@ -131,6 +131,7 @@ def create_app(bridge) -> Starlette:
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
                                   "simulated": s.table in bridge.sims}
+                data["sound"] = bridge.sound.status()
             elif role == "side":
                 data = s.for_side(side)
             else:
@@ -197,6 +198,13 @@ def create_app(bridge) -> Starlette:
             s.paused = bool(msg.get("paused", not s.paused))
             s._note("Game paused: sensors are ignored." if s.paused else "Game resumed.")
             s._changed()
+            return {"ok": True, "message": ""}
+        if action == "sound":
+            volume = msg.get("volume")
+            if volume is not None and (not isinstance(volume, int) or not 0 <= volume <= 200):
+                raise UserError("volume is a whole number from 0 to 200; got %r" % (volume,))
+            bridge.sound.set(msg.get("muted"), volume)
+            bridge.sound_changed()
             return {"ok": True, "message": ""}
         if action == "new":
             options = msg.get("options") or {}
