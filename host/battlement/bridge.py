@@ -32,6 +32,7 @@ from battlement.transport.mqtt import check_ca
 
 log = logging.getLogger("battlement.bridge")
 DEFAULT_GAME = "medieval-pong"
+BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit
 
 
@@ -60,8 +61,13 @@ class Bridge:
         self.mqtt_auth = (username, password, tls)
         self.tls_ca = check_ca(tls_ca)  # before simulated boards try to load it
         self.throw_timeout = throw_timeout
-        self.host_code = host_code or "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789")
-                                              for _ in range(8))
+        # kept in the journal as the side codes are, so an open host page reconnects after a restart;
+        # --host-code (set in a service's config) wins and leaves the kept one alone
+        kept = self.journal.get_progress(BRIDGE_PROGRESS).get("host-code")
+        self.host_code = host_code or kept or "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789")
+                                                      for _ in range(8))
+        if not host_code and not kept:
+            self.journal.set_progress(BRIDGE_PROGRESS, "host-code", self.host_code)
         self.sessions: dict[str, Session] = {}
         self.sims: dict[str, Simulator] = {}
         self.transports: list = []
@@ -276,8 +282,9 @@ async def serve(args) -> int:
     from battlement.web.app import create_app
 
     t0 = time.monotonic()
+    maps = _tables(args)  # a wrong map is the one line the user sees, before anything else starts
     sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
-    bridge = Bridge(_tables(args), args.journal, args.serial, args.mqtt, args.username, args.password,
+    bridge = Bridge(maps, args.journal, args.serial, args.mqtt, args.username, args.password,
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
     await bridge.start()
     app = create_app(bridge)
