@@ -1,7 +1,6 @@
 """The host code is kept in the journal as the side codes are: a restart keeps the open host page's code."""
 
 import pytest
-
 from battlement.bridge import Bridge
 from battlement.tables import for_game
 
