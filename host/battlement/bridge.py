@@ -10,16 +10,19 @@ a game can be played with no hardware, the page's sensor buttons acting as senso
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import random
 import signal
+import socket
 import sys
 import time
 
-from battlement import logs
+from battlement import logs, onboarding
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Hello, Led, Reply
@@ -73,6 +76,7 @@ class Bridge:
         self.transports: list = []
         self.counters: dict[str, int] = {"led-sent": 0, "led-before-hello": 0, "board-errors": 0, "unknown-table": 0}
         self.notes: list[str] = []
+        self.onboarding: dict = {}  # addresses, port, mDNS state: set by serve() once the page is up
         self.tasks: list[asyncio.Task] = []
         self.led_sent = None  # hook(led, t_sent) for the benchmark
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
@@ -283,6 +287,7 @@ async def serve(args) -> int:
 
     t0 = time.monotonic()
     maps = _tables(args)  # a wrong map is the one line the user sees, before anything else starts
+    sock = _bind(args.host, args.port)  # a busy port too, before anything starts
     sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
     bridge = Bridge(maps, args.journal, args.serial, args.mqtt, args.username, args.password,
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
@@ -293,24 +298,52 @@ async def serve(args) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             await task
             raise UserError("could not serve the page on %s:%d (port in use? try --port)" % (args.host, args.port))
         await asyncio.sleep(0.01)
-    base = "http://%s:%d" % (args.host, args.port)
+    addrs = onboarding.addresses(args.host)
+    mdns = onboarding.Mdns()
+    found = await mdns.start(args.host, args.port, addrs) if args.mdns else "off (--no-mdns)"
+    hint = ("only this machine can open the pages: --host 0.0.0.0 lets phones on the network in"
+            if onboarding.loopback_only(args.host) else "")
+    bridge.onboarding = {"addresses": addrs, "port": args.port, "mdns": found, "hint": hint}
+    base = onboarding.base_url(addrs[0], args.port)
     print("Battlement bridge: %s" % ", ".join("%s (%s)" % (t, m.game) for t, m in bridge.tmaps.items()))
-    print("  scoreboard: %s/" % base)
-    print("  host page:  %s/host?code=%s" % (base, bridge.host_code))
+    print("  scoreboard: %s/%s" % (base, "".join("   or %s/" % onboarding.base_url(a, args.port) for a in addrs[1:])))
+    print("  host page:  %s/host?code=%s   (QR codes for every page are on it)" % (base, bridge.host_code))
+    print("  mDNS:       %s" % found)
+    if hint:
+        print("  note:       " + hint)
     print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))
     print("  ready in %.2f s; Ctrl-C stops (the game resumes on the next start)" % (time.monotonic() - t0))
     sys.stdout.flush()
     try:
         await task
     finally:
+        await mdns.stop()
         await bridge.stop()
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The page's listening socket, made here so a busy port is one line, not uvicorn's traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise UserError("port %d on %s is in use (another bridge running?): stop it, or choose another "
+                            "port with --port" % (port, host)) from None
+        raise UserError("cannot serve the page on %s port %d: %s (check --host and --port)"
+                        % (host, port, e.strerror or e)) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def run(args) -> int:
@@ -349,6 +382,9 @@ def register(sub) -> None:
     p.add_argument("--sound-dir", default="var/sound", help="folder for --sound file (default var/sound)")
     p.add_argument("--voice", default="en", help="espeak-ng voice (default en)")
     p.add_argument("--volume", type=int, default=100, help="volume 0-200 (default 100)")
+    p.add_argument("--mdns", action=argparse.BooleanOptionalAction, default=True,
+                   help="announce battlement.local over mDNS when serving beyond this machine (default on; "
+                        "--no-mdns for a second bridge on the same network)")
     logs.add_arguments(p)
     p.set_defaults(func=run)
 

@@ -23,11 +23,12 @@ import os
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from battlement import onboarding
 from battlement.errors import UserError
 from battlement.session import Session
 
@@ -223,6 +224,8 @@ def create_app(bridge) -> Starlette:
         Route("/api/history", history),
         Route("/api/spaces", spaces),
         WebSocketRoute("/ws", ws),
+        Route("/favicon.ico", lambda _r: FileResponse(os.path.join(STATIC, "favicon.svg"), media_type="image/svg+xml")),
+        *onboarding.routes(bridge),  # /api/onboarding: addresses and QR codes for the host page
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes)
