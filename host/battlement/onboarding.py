@@ -93,7 +93,7 @@ class Mdns:
 
     async def start(self, host: str, port: int, addrs: list[str]) -> str:
         if loopback_only(host):
-            self.state = "off: the pages are served on %s only (--host 0.0.0.0 lets phones in)" % host
+            self.state = "off (the pages are served on %s only)" % host
             return self.state
         try:
             from zeroconf import IPVersion, ServiceInfo
