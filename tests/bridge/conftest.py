@@ -20,7 +20,7 @@ BATTLEMENT = str(pathlib.Path(sys.executable).parent / "battlement")
 class BridgeProcess:
     """`battlement run` as a child process on a free port; .url, .host_code, .state(), .kill9()."""
 
-    def __init__(self, tmp, *args, journal=None, host_code="hostcode"):
+    def __init__(self, tmp, *args, journal=None, host_code="host-code-for-tests"):
         self.tmp = pathlib.Path(tmp)
         self.journal = journal or str(self.tmp / "journal.sqlite")
         self.args = list(args)
@@ -115,6 +115,14 @@ class Ws:
         while True:
             m = self.recv(max(0.05, deadline - time.monotonic()))
             if m.get("type") == "state" and pred(m):
+                return m
+
+    def act_reply(self, timeout=10):
+        """The next reply (states pushed meanwhile are kept in .frames)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self.recv(max(0.05, deadline - time.monotonic()))
+            if m.get("type") == "reply":
                 return m
 
     def act(self, **msg):
