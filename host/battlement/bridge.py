@@ -432,6 +432,7 @@ async def serve(args) -> int:
     print("  scoreboard: %s/%s" % (base, "".join("   or %s/" % onboarding.base_url(a, args.port) for a in addrs[1:])))
     print("  host page:  %s/host?code=%s   (QR codes for every page are on it)" % (base, bridge.host_code))
     print("  mDNS:       %s" % found)
+    print("  sound:      %s" % sound.describe())
     if hint:
         print("  note:       " + hint)
     print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))

@@ -103,9 +103,6 @@ class Sound:
         self._thread: threading.Thread | None = None
         if mode == "file":
             os.makedirs(folder or ".", exist_ok=True)
-        if self.asked == "auto" and mode == "null":
-            log.info("no sound device found: announcements are shown on the pages only "
-                     "(--sound file writes them as WAV files)")
         missing = self._missing()
         if missing:
             self._fail(missing)
@@ -152,6 +149,14 @@ class Sound:
                     self.counters["muted"] += len(self._waiting)
                     self._waiting.clear()
         log.info("sound %s, volume %d", "muted" if self.muted else "on", self.volume)
+
+    def describe(self) -> str:
+        """The start-up line about the sound, in words."""
+        if self.mode == "null":
+            return ("off: no sound device found (--sound file writes the announcements as WAV files)"
+                    if self.asked == "auto" else "off (--sound null)")
+        return ("speaker" if self.mode == "speaker" else "WAV files in %s" % self.folder) + (
+            "; problem: " + self.problem if self.problem else "")
 
     def status(self) -> dict:
         return {"mode": self.mode, "muted": self.muted, "volume": self.volume, "problem": self.problem,
