@@ -197,6 +197,7 @@ def test_a_sensor_the_map_does_not_know_is_counted_and_reported_and_play_goes_on
         async with madness_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             wall = sim.boards["outer-wall"]
             wall.sensors["sp-44"] = "presence"  # a board wired for a space this board does not have
+            wall.hello()  # ... declares it (an event of an undeclared sensor is refused by the transport)
             wall.sense("sp-44", 1)
             await until(lambda: s.router.counters.get("unmapped-sensor") == 1, what="the unknown sensor")
             warning = [x["text"] for x in s.notices if x["kind"] == "warning"]
