@@ -42,7 +42,7 @@ LIMITS = {
     "wdt_ms": (0, 8000),  # 0: off; the RP2040 watchdog cannot count past 8.3 s
 }
 # Below this a watchdog resets a healthy board: the sensing loop waits out blocking calls (a DNS
-# lookup, each step of a TLS handshake: about 1 s of mbedtls arithmetic on an RP2040, GC pauses).
+# lookup, a step of a TLS handshake: elliptic-curve arithmetic in mbedtls, of the order of a second).
 WDT_MIN_MS = 2000
 # Settings that mean something for one kind of sensor only (elsewhere they would be silently ignored).
 ONLY_FOR = {
