@@ -96,6 +96,10 @@ class MqttLink:
             self.wlan.active(True)
         if self.wlan.isconnected():
             return
+        try:
+            self.wlan.disconnect()  # a half-joined station does not join again until told to let go
+        except OSError:
+            pass
         self.wlan.connect(wifi.get("ssid", ""), wifi.get("password", ""))
         for _ in range(150):
             if self.wlan.isconnected():
@@ -178,8 +182,7 @@ class MqttLink:
                 if app.wake.is_set():
                     app.wake.clear()
                     # Every frame at QoS 1, as docs/protocol.md says: a missing PUBACK shows a dead link.
-                    for frame, _ in app.take():
-                        await c.publish(self.base + "up", frame, qos=1)
+                    await c.publish_all(self.base + "up", [frame for frame, _ in app.take()], qos=1)
         finally:
             if task is not None:
                 task.cancel()  # the old reader must not read (or PUBACK) on the next session's behalf
@@ -201,6 +204,8 @@ class MqttLink:
             self.app.reconnects += 1
             self._state("lost")
             self.app.sent = self.app.acked
+            if self.delay >= BACKOFF_MAX:
+                self.addr = None  # look the broker up again: a name may point elsewhere now
             # Jitter: boards that lost the same broker do not all come back in the same instant.
             await asyncio.sleep_ms(self.delay // 2 + random.getrandbits(16) % (self.delay // 2 + 1))
             self.delay = min(self.delay * 2, BACKOFF_MAX)

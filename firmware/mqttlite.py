@@ -25,6 +25,7 @@ CONNECT, CONNACK, PUBLISH, PUBACK = 0x10, 0x20, 0x30, 0x40
 SUBSCRIBE, SUBACK, PINGREQ, PINGRESP, DISCONNECT = 0x82, 0x90, 0xC0, 0xD0, 0xE0
 _EINPROGRESS = 115  # errno on lwIP and Linux alike
 _MAX_PACKET = 4096  # the board gets one-frame commands (< 600 bytes); anything bigger is garbage
+_BATCH = 1400  # bytes of PUBLISH packets per write: about one TCP segment (lwIP's MSS is 1460)
 
 
 class MQTTError(OSError):
@@ -158,7 +159,10 @@ class MQTTClient:
                 raise MQTTError("not connected")
             try:
                 w.write(pkt)
-                await asyncio.wait_for_ms(w.drain(), self.response_ms)
+                if getattr(w, "out_buf", True):  # not all gone at once: wait for room, but not forever
+                    await asyncio.wait_for_ms(w.drain(), self.response_ms)
+                else:
+                    await w.drain()  # only yields: the usual case costs no timeout task
             except asyncio.TimeoutError:  # noqa: UP041 - as above
                 raise MQTTError("write stalled for %d ms" % self.response_ms)
             except _FAILURES as e:
@@ -192,13 +196,32 @@ class MQTTClient:
         self.pid = self.pid % 65535 + 1
         return self.pid
 
-    async def publish(self, topic, msg, retain=False, qos=0):
+    def _publish_packet(self, topic, msg, retain, qos):
         body = _str(topic)
         if qos:
             pid = self._next_pid()
             self.inflight[pid] = time.ticks_ms()
             body += struct.pack("!H", pid)
-        await self._send(_packet(PUBLISH | (qos << 1) | (1 if retain else 0), body + msg))
+        return _packet(PUBLISH | (qos << 1) | (1 if retain else 0), body + msg)
+
+    async def publish(self, topic, msg, retain=False, qos=0):
+        await self._send(self._publish_packet(topic, msg, retain, qos))
+
+    async def publish_all(self, topic, msgs, qos=1):
+        """Several messages per write and drain (a burst of events, the outbox after a reconnect),
+        about one TCP segment at a time, so a full outbox never needs one big block of heap."""
+        batch = []
+        size = 0
+        for m in msgs:
+            pkt = self._publish_packet(topic, m, False, qos)
+            batch.append(pkt)
+            size += len(pkt)
+            if size >= _BATCH:
+                await self._send(b"".join(batch))
+                batch = []
+                size = 0
+        if batch:
+            await self._send(b"".join(batch))
 
     async def subscribe(self, topic, qos=1):
         pid = self._next_pid()
