@@ -336,7 +336,7 @@ class App:
     async def run(self):
         wdt = machine.WDT(timeout=self.opt["wdt_ms"]) if self.opt["wdt_ms"] else _NoWatchdog()
         if self.cfg.get("transport", "serial") == "mqtt":
-            from links import MqttLink
+            from mqttlink import MqttLink
 
             self.link = MqttLink(self)
         else:

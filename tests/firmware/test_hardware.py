@@ -212,6 +212,7 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
         "hal.py",
         "leds.py",
         "links.py",
+        "mqttlink.py",
         "mqttlite.py",
         "sensors.py",
         "wire.py",
