@@ -8,6 +8,7 @@ import argparse
 import importlib
 import sys
 
+from battlement import __version__
 from battlement.errors import UserError
 
 COMMAND_MODULES = (
@@ -17,6 +18,7 @@ COMMAND_MODULES = (
     "battlement.flash",  # flash a board
     "battlement.bridge",  # run: the bridge beside the table
     "battlement.sim",  # sim: virtual boards speaking the real protocol
+    "battlement.service",  # service install: a systemd unit
 )
 
 
@@ -26,6 +28,7 @@ def build_parser():
         description="Battlement: sensor boards, host bridge and rules for five medieval table games.",
         epilog="Run 'battlement COMMAND --help' for the options of a command.",
     )
+    parser.add_argument("--version", action="version", version="battlement %s" % __version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
