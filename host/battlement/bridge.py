@@ -23,11 +23,8 @@ import sys
 import time
 import traceback
 
-<<<<<<< HEAD
 import shared_rules
-=======
 from battlement import logs, onboarding
->>>>>>> main
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
@@ -43,12 +40,8 @@ from battlement.transport.mqtt import check_ca
 
 log = logging.getLogger("battlement.bridge")
 
-<<<<<<< HEAD
 DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
-=======
-DEFAULT_GAME = "medieval-pong"
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
->>>>>>> main
 BATCH_MAX = 500  # messages journalled under one commit...
 TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
@@ -522,17 +515,11 @@ def register(sub) -> None:
     p.add_argument("--host-code", help="code of the host page (default: a random one, made once and kept in the "
                                        "journal so open pages reconnect after a restart; printed)")
     p.add_argument("--throw-timeout", type=float, default=0.0, metavar="S",
-<<<<<<< HEAD
                    help="seconds with nothing sensed before a turn times out: a miss, a shot that is over, as the "
                         "game says (0 = off; undo corrects it)")
-    p.add_argument("--sound", choices=["null", "file", "speaker"], default="null",
-                   help="announcements: speaker, file (WAVs in --sound-dir) or null (default)")
-=======
-                   help="seconds with no ball before a turn counts as a miss (0 = off; undo corrects it)")
     p.add_argument("--sound", choices=["auto", "speaker", "file", "null"], default="auto",
                    help="announcements: speaker, file (WAVs in --sound-dir), null (silent), or auto (default: "
                         "speaker when this machine can play sound, else silent)")
->>>>>>> main
     p.add_argument("--sound-dir", default="var/sound", help="folder for --sound file (default var/sound)")
     p.add_argument("--voice", default="en", help="espeak-ng voice (default en)")
     p.add_argument("--volume", type=int, default=100, help="volume 0-200 (default 100)")

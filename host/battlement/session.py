@@ -8,11 +8,8 @@ game untouched, is counted, and its reason goes to the page.
 
 from __future__ import annotations
 
-<<<<<<< HEAD
 import asyncio
-=======
 import logging
->>>>>>> main
 import os
 import random
 import time
@@ -24,33 +21,14 @@ from battlement.effects import Effects
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Led
-<<<<<<< HEAD
 from battlement.router import Router
-from battlement.sound import Sound
-=======
-from battlement.router import Router, to_sensors
 from battlement.sound import Sound, ranks
->>>>>>> main
 from battlement.tables import TableMap, required_objects
 from battlement.tokens import new_code, same
 from shared_rules.engine import Illegal, Match
 
-<<<<<<< HEAD
-KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
-=======
 log = logging.getLogger("battlement.table")
-KEEP_NOTES = 30
-# Cues after which the whole table's lighting is redrawn from the public view.
-RELIGHT = frozenset((
-    "move", "capture", "castle.entered", "tower.destroyed", "tower.rebuilt", "crown.captured", "turn", "miss",
-    "cup.removed", "cup.add", "rack", "round", "back", "figure.out", "figure.revived", "flag.down",
-    "brick.removed", "gate.down", "stood", "shot.over", "flags.restand"))
-# Cues that say the table is back as the rules last had it (a Ringo piece lifted and put back): only
-# the LEDs cues lit since the last redraw go back to what it drew; the public view is not recomputed.
-RESTORE = frozenset(("board.restored",))
-# Decisions only a side's own page offers: making them on the shared host screen would show the secret.
-PRIVATE_DECISIONS = {"medieval-pong": ("ask", "cover", "pick", "place", "ready", "rebuild", "swap", "trap")}  # recent notices and private messages kept for a page that connects late
->>>>>>> main
+KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
 
 
 def sides_of(match: Match) -> list[str]:

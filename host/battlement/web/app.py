@@ -34,21 +34,14 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-<<<<<<< HEAD
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
-=======
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
->>>>>>> main
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-<<<<<<< HEAD
 import shared_rules
-from battlement.adapter import page_script
-=======
 from battlement import onboarding
->>>>>>> main
+from battlement.adapter import page_script
 from battlement.errors import UserError
 from battlement.metrics import route as metrics_route
 from battlement.session import Session
