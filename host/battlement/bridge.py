@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 
+from battlement import keys as boardkeys
 from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Hello, Led, Reply
@@ -78,10 +79,14 @@ class Bridge:
         for table, tmap in self.tmaps.items():
             self.sessions[table] = Session(tmap, self.journal, self.sound, self._sender(), self.throw_timeout)
         ports = list(self.serial)
+        keys = {table: boardkeys.load(boardkeys.path_for(tmap.path)) for table, tmap in self.tmaps.items()}
+        serial_keys = {table: keys[table] if boardkeys.serial_signing(tmap.path) else {}
+                       for table, tmap in self.tmaps.items()}
         if self.simulate:
             for table, tmap in self.tmaps.items():
                 user, pw, tls = self.mqtt_auth
-                sim = Simulator(tmap, self.mqtt if self.mqtt else None, user, pw, tls, self.tls_ca)
+                sim = Simulator(tmap, self.mqtt if self.mqtt else None, user, pw, tls, self.tls_ca,
+                                keys[table] if self.mqtt else serial_keys[table])
                 self.sims[table] = sim
                 ports += sim.ports
         if ports:
@@ -91,6 +96,11 @@ class Bridge:
             self.transports.append(MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca))
         seen = self.journal.recent_events()
         for t in self.transports:
+            # Boards of a table with a keys file sign every frame (docs/protocol.md, "Signed frames").
+            for table, ks in (keys if isinstance(t, MqttTransport) else serial_keys).items():
+                for board, key in ks.items():
+                    t.keys[(table if isinstance(t, MqttTransport) else None, board)] = key
+            t.signed = bool(t.keys)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
             for (table, board, boot), seqs in seen.items():
