@@ -220,14 +220,26 @@ def decode(line):
 # --- signing: HMAC-SHA256 over every frame, one key per board -------------------------------
 
 
+_PADS = {}  # type: dict  # key -> (inner pad, outer pad): made once per key, not per frame
+
+
+def _pads(key):
+    p = _PADS.get(key)
+    if p is None:
+        k = sha256(key).digest() if len(key) > 64 else key
+        k = k + bytes(64 - len(k))
+        p = (bytes([c ^ 0x36 for c in k]), bytes([c ^ 0x5C for c in k]))
+        if len(_PADS) < 256:  # a table has a handful of boards; never grow without bound
+            _PADS[key] = p
+    return p
+
+
 def hmac_sha256(key, msg):
     """HMAC-SHA256 (RFC 2104) on hashlib.sha256 alone: MicroPython has no hmac module."""
-    if len(key) > 64:
-        key = sha256(key).digest()
-    key = key + bytes(64 - len(key))
-    inner = sha256(bytes([c ^ 0x36 for c in key]))
+    ipad, opad = _pads(key)
+    inner = sha256(ipad)
     inner.update(msg)
-    outer = sha256(bytes([c ^ 0x5C for c in key]))
+    outer = sha256(opad)
     outer.update(inner.digest())
     return outer.digest()
 
