@@ -60,6 +60,11 @@ class App:
         # Signing key from `battlement flash` (hex); None: frames go unsigned and nothing is checked.
         self.key = unhexlify(cfg["key"]) if cfg.get("key") else None
         self.msgid = 0  # last command msgid applied: with a key, only newer ones are (no replays)
+        # Uptime in whole seconds plus the milliseconds beyond: ticks_ms wraps (a diff from boot turns
+        # negative after 6.2 days), and seconds stay a small int (no heap) for decades.
+        self.up_s = 0
+        self.up_ms = 0
+        self.up_at = self.t0
         self.seq = 0
         self.outbox = []  # [(seq, frame)] oldest first, kept until the host's evack
         self.acked = 0  # highest seq the host acknowledged
@@ -78,6 +83,8 @@ class App:
         now = hal.ticks_us()
         for spec in cfg.get("sensors", ()):
             self._add_sensor(spec, now)
+        self.scan_us = self.opt["scan_ms"] * 1000
+        self.scan_at = hal.add(now, -self.scan_us)  # the first cycle scans
         led = cfg.get("leds") or {}
         self.strip = Strip(led.get("pin", 0), led.get("count", 0), led.get("status", -1), led.get("groups"))
         self.link = None
@@ -125,8 +132,10 @@ class App:
     def sense(self, now):
         """Drain captured edges into the detectors, scan muxes, let settle timers fire."""
         n = self.ring.drain(self.channels)
-        for name in self.muxes:
-            self.muxes[name].scan(now)
+        if self.muxes and hal.diff(now, self.scan_at) >= self.scan_us:
+            self.scan_at = now  # pieces hold 100 ms or more: between scans the loop is the beams'
+            for name in self.muxes:
+                self.muxes[name].scan(now)
         for s in self.sensors:
             s.poll(now)
         return n
@@ -167,7 +176,7 @@ class App:
         return self.ring.ctl[2] + self.dropped_events
 
     def beat(self):
-        up = time.ticks_diff(time.ticks_ms(), self.t0) % (1 << 30)  # ticks wrap: never negative on the wire
+        up = self.uptime(time.ticks_ms()) % 0x100000000  # a uint32 on the wire: wraps after 49.7 days
         queued = self.ring.pending() + max(0, self.seq - self.sent)
         self.send_ctl(
             "beat", (self.board, self.boot, up, self.dropped(), queued, self.reconnects, len(self.outbox))
@@ -191,7 +200,23 @@ class App:
         if self.outbox:
             self.wake.set()
 
+    def _count_up(self, now_ms):
+        """Add the time since the last call to the uptime (every sensing cycle, so no diff ever wraps)."""
+        d = time.ticks_diff(now_ms, self.up_at)
+        if d > 0:
+            self.up_at = now_ms
+            self.up_ms += d
+            if self.up_ms >= 1000:
+                self.up_s += self.up_ms // 1000
+                self.up_ms %= 1000
+
+    def uptime(self, now_ms):
+        """Milliseconds since boot (past 12 days a big int: made at beats only, not every cycle)."""
+        self._count_up(now_ms)
+        return self.up_s * 1000 + self.up_ms
+
     def housekeeping(self, now_ms):
+        self._count_up(now_ms)
         ob = self.outbox
         # Only what was already sent is resent; newer events are on their way anyway.
         if (
@@ -332,7 +357,7 @@ class App:
     async def run(self):
         wdt = machine.WDT(timeout=self.opt["wdt_ms"]) if self.opt["wdt_ms"] else _NoWatchdog()
         if self.cfg.get("transport", "serial") == "mqtt":
-            from links import MqttLink
+            from mqttlink import MqttLink
 
             self.link = MqttLink(self)
         else:

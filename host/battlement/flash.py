@@ -60,12 +60,26 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
             % (path, m["profile"], args.board)
         )
     mqtt = wifi = None
+    if m.get("transport") == "mqtt" and not args.mqtt:
+        # Flashed as it stands, the board would boot with no broker and no Wi-Fi to reach it.
+        raise UserError(
+            "%s says transport mqtt, so the board needs --mqtt URL --table TABLE --wifi-ssid SSID "
+            "[--wifi-password PW] (the broker it reports to and the Wi-Fi it reaches it over); "
+            "or set \"transport\": \"serial\" in the map for USB" % path
+        )
     if args.mqtt:
-        from battlement.transport.mqtt import check_id, parse_url
+        from battlement.transport.mqtt import check_ca, check_id, parse_url
 
         host, port, tls, user, password = parse_url(args.mqtt)
-        if tls:
-            raise UserError("--mqtt %s: the board firmware speaks plain MQTT (mqtt://), not TLS" % args.mqtt)
+        user = getattr(args, "username", None) or user
+        password = getattr(args, "password", None) or password
+        tls_ca = check_ca(getattr(args, "tls_ca", None))
+        tls = tls or getattr(args, "tls", False) or bool(tls_ca)
+        if tls and not tls_ca:
+            raise UserError(
+                "--mqtt %s: TLS on a board needs --tls-ca PEM, the CA that signed the broker's certificate "
+                "(a board has no store of public CAs, and TLS without a check would trust any broker)" % args.mqtt
+            )
         if not args.table:
             raise UserError("--mqtt needs --table: the table id this board belongs to, e.g. hall-1")
         check_id("table", args.table)
@@ -80,6 +94,9 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
             "user": user or "",
             "password": password or "",
         }
+        if tls and tls_ca:
+            mqtt["tls"] = True
+            mqtt["ca"] = _ca_pem(tls_ca)
         wifi = {"ssid": args.wifi_ssid, "password": args.wifi_password or ""}
     elif args.wifi_ssid or args.table:
         raise UserError(
@@ -112,6 +129,17 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
     clean = "import os; have = os.listdir(); [os.remove(f) for f in %r if f in have]" % (stale,)
     mp = [_mpremote(), "connect", args.port, "exec", clean, "+", "cp", *map(str, files), ":", "+", "reset"]
     return cfg, out, compiles, [mp]
+
+
+def _ca_pem(path: str) -> str:
+    """The first certificate of a PEM file, as text (the board decodes it to DER for mbedtls)."""
+    text = pathlib.Path(path).read_text(errors="replace")
+    begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+    a = text.find(begin)
+    b = text.find(end, a)
+    if a < 0 or b < 0:
+        raise UserError("--tls-ca %s: no PEM certificate in it (expected a %s block)" % (path, begin))
+    return text[a : b + len(end)] + "\n"
 
 
 def _shown(cfg: dict) -> str:
@@ -182,9 +210,14 @@ def register(subparsers) -> None:
         "--dry-run", action="store_true", help="print every command and the config, change nothing"
     )
     p.add_argument(
-        "--mqtt", metavar="URL", help="report over MQTT to this broker, e.g. mqtt://192.168.1.10:1883"
+        "--mqtt",
+        metavar="URL",
+        help="report over MQTT to this broker, e.g. mqtt://192.168.1.10:1883 (mqtts:// with --tls-ca for TLS)",
     )
     p.add_argument("--table", help="table id for the MQTT topics (with --mqtt), e.g. hall-1")
+    from battlement.transport.args import add_mqtt_login
+
+    add_mqtt_login(p)
     p.add_argument("--wifi-ssid", help="Wi-Fi network the board joins (with --mqtt)")
     p.add_argument("--wifi-password", help="Wi-Fi password (stored only in the board's config.json)")
     p.add_argument("--keys", metavar="FILE",

@@ -147,6 +147,8 @@ class FirmwareProcess:
                 "password": password or "",
                 "keepalive": 5,
             }
+            # settings={"mqtt": {...}} adds to these (keepalive, tls and ca for a TLS broker).
+            m["mqtt"].update((settings or {}).get("mqtt") or {})
         elif transport == "serial":
             if not port:
                 raise UserError("transport serial needs port (the board's end of a pty pair)")

@@ -41,6 +41,15 @@ LIMITS = {
     "ring": (32, 4096),
     "wdt_ms": (0, 8000),  # 0: off; the RP2040 watchdog cannot count past 8.3 s
 }
+# Below this a watchdog resets a healthy board: the sensing loop waits out blocking calls (a DNS
+# lookup, a step of a TLS handshake: elliptic-curve arithmetic in mbedtls, of the order of a second).
+WDT_MIN_MS = 2000
+# Settings that mean something for one kind of sensor only (elsewhere they would be silently ignored).
+ONLY_FOR = {
+    "settle_ms": (("tilt", "presence"), "how long a reading must hold", "a beam is filtered by min_pulse_us and lockout_ms"),
+    "min_pulse_us": (("beam",), "the shortest break counted as a ball", "a %s sensor is filtered by settle_ms"),
+    "lockout_ms": (("beam",), "how long a flicker after a ball is ignored", "a %s sensor is filtered by settle_ms"),
+}
 
 
 TOP_KEYS = {"board", "profile", "role", "transport", "muxes", "sensors", "leds", "wifi", "mqtt", "serial", "comment"}
@@ -97,7 +106,7 @@ class _Pins:
         self.problems = problems
         self.used: dict[int, str] = {}
 
-    def claim(self, pin, user: str, output: bool = False) -> None:
+    def claim(self, pin, user: str, output: bool = False, sensor: bool = False) -> None:
         prof = self.profile
         if not _int(pin):
             self.problems.append("%s: pin %r is not a GPIO number" % (user, pin))
@@ -113,6 +122,10 @@ class _Pins:
             self.problems.append(
                 "%s: GPIO %d is input-only on %s and cannot drive %s" % (user, pin, prof["name"], user)
             )
+        elif sensor and key in prof.get("no_input", {}):
+            self.problems.append(
+                "%s: GPIO %d cannot be a sensor input on %s: it %s" % (user, pin, prof["name"], prof["no_input"][key])
+            )
         if pin in self.used:
             self.problems.append("%s: GPIO %d is already used by %s" % (user, pin, self.used[pin]))
         else:
@@ -126,6 +139,12 @@ def _check_settings(obj: dict, where: str, problems: list[str]) -> None:
             if not _int(v) or not lo <= v <= hi:
                 problems.append(
                     "%s: %s is %r; it must be a whole number from %d to %d" % (where, key, v, lo, hi)
+                )
+            elif key == "wdt_ms" and 0 < v < WDT_MIN_MS:
+                problems.append(
+                    "%s: wdt_ms is %d; a watchdog shorter than %d ms resets a healthy board over and over "
+                    "(a DNS lookup or a TLS handshake holds the sensing loop about a second): use 0 (off) "
+                    "or %d to 8000" % (where, v, WDT_MIN_MS, WDT_MIN_MS)
                 )
 
 
@@ -157,7 +176,7 @@ def check(m: dict, where: str = "pin map") -> list[str]:
             problems.append(
                 "%s: %d select pins; a 74HC4067 has 4 (16 channels), a 74HC4051 3" % (user, len(mc["select"]))
             )
-        pins.claim(mc["sig"], user + " sig")
+        pins.claim(mc["sig"], user + " sig", sensor=True)
         for i, p in enumerate(mc["select"]):
             pins.claim(p, "%s select S%d" % (user, i), output=True)
         mux_size[name] = 1 << len(mc["select"])
@@ -185,6 +204,13 @@ def check(m: dict, where: str = "pin map") -> list[str]:
             continue
         _check_settings(s, user, problems)
         _unknown_keys(s, SENSOR_KEYS, user, problems)
+        for key in sorted(set(s) & set(ONLY_FOR)):
+            kinds, what, instead = ONLY_FOR[key]
+            if kind not in kinds:
+                problems.append(
+                    "%s: %s is for %s sensors (%s); %s"
+                    % (user, key, " and ".join(kinds), what, instead % kind if "%s" in instead else instead)
+                )
         if s.get("active", 0) not in (0, 1):
             problems.append("%s: active must be 0 (pulled low when triggered) or 1" % user)
         if s.get("pull", "up") not in ("up", "down", "none"):
@@ -196,6 +222,11 @@ def check(m: dict, where: str = "pin map") -> list[str]:
                     % user
                 )
                 continue
+            if "lower" in s:
+                problems.append(
+                    "%s: lower (a second beam) is only for beams on their own pins; a %s on a multiplexer "
+                    "has one channel" % (user, kind)
+                )
             mux = s["mux"]
             ch = s.get("channel", -1)
             if mux not in muxes:
@@ -214,12 +245,12 @@ def check(m: dict, where: str = "pin map") -> list[str]:
         if "pin" not in s:
             problems.append("%s: needs pin (or mux and channel for tilt/presence)" % user)
             continue
-        pins.claim(s["pin"], user)
+        pins.claim(s["pin"], user, sensor=True)
         if "lower" in s:
             if kind != "beam":
                 problems.append("%s: only a beam can have a lower beam" % user)
             else:
-                pins.claim(s["lower"], user + " lower beam")
+                pins.claim(s["lower"], user + " lower beam", sensor=True)
     if len(sensors) + sum(1 for s in sensors if isinstance(s, dict) and "lower" in s) > 250:
         problems.append("%s: more than 250 sensor channels on one board" % where)
     listing = ",".join("%s:%s" % (s.get("id"), s.get("kind")) for s in sensors if isinstance(s, dict))
@@ -313,6 +344,8 @@ def pins_for(profile: str, sensors, leds: int = 0) -> dict:
     out: dict = {"board": "sim", "profile": profile, "sensors": []}
     if leds:
         out["leds"] = {"pin": avail.pop(), "count": leds, "status": 0}
+    # Pins wired to something on the board (an LED) can drive a strip but never read a sensor.
+    avail = [p for p in avail if str(p) not in prof.get("no_input", {})]
     for s in specs:
         if "mux" not in s and "pin" not in s:
             s["pin"] = avail.pop(0)

@@ -123,6 +123,39 @@ def test_every_shipped_pin_map_passes(capsys):
             },
             "41 sensors make the board's hello",
         ),
+        (
+            {"wdt_ms": 1},
+            "wdt_ms is 1; a watchdog shorter than 2000 ms resets a healthy board",
+        ),
+        (
+            {"sensors": [{"id": "cup-1", "kind": "beam", "pin": 48}]},
+            "sensors[0] (cup-1): GPIO 48 cannot be a sensor input on esp32-s3-devkitc-1: it drives the on-board RGB LED",
+        ),
+        (
+            {"sensors": [{"id": "cup-1", "kind": "beam", "pin": 4, "lower": 38}]},
+            "sensors[0] (cup-1) lower beam: GPIO 38 cannot be a sensor input on esp32-s3-devkitc-1",
+        ),
+        (
+            {"muxes": {"m": {"sig": 38, "select": [6, 7, 8]}}},
+            "mux m sig: GPIO 38 cannot be a sensor input",
+        ),
+        (
+            {
+                "muxes": {"m": {"sig": 5, "select": [6, 7, 8]}},
+                "sensors": [{"id": "t1", "kind": "tilt", "mux": "m", "channel": 0, "lower": 9}],
+            },
+            "sensors[0] (t1): lower (a second beam) is only for beams on their own pins",
+        ),
+        (
+            {"sensors": [{"id": "cup-1", "kind": "beam", "pin": 4, "settle_ms": 50}]},
+            ("sensors[0] (cup-1): settle_ms is for tilt and presence sensors (how long a reading must hold); "
+            "a beam is filtered by min_pulse_us and lockout_ms"),
+        ),
+        (
+            {"sensors": [{"id": "t1", "kind": "tilt", "pin": 4, "min_pulse_us": 1500}]},
+            ("sensors[0] (t1): min_pulse_us is for beam sensors (the shortest break counted as a ball); "
+            "a tilt sensor is filtered by settle_ms"),
+        ),
     ],
 )
 def test_impossible_maps_rejected_naming_pin_and_reason(tmp_path, capsys, change, message):
@@ -179,6 +212,7 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
         "hal.py",
         "leds.py",
         "links.py",
+        "mqttlink.py",
         "mqttlite.py",
         "sensors.py",
         "wire.py",
@@ -224,3 +258,36 @@ def test_flash_mistakes_are_one_clear_line(capsys, argv, message):
     rc, _, err = run(capsys, "flash", "--dry-run", *argv)
     assert rc == 2
     assert message in err and "Traceback" not in err
+
+
+def test_flash_of_an_mqtt_board_without_broker_settings_is_one_clear_error(capsys):
+    # plingpong-1's pin map says transport mqtt: without --mqtt the board would boot with no broker or Wi-Fi.
+    rc, out, err = run(
+        capsys, "flash", "--dry-run", "--board", "esp32-s3-devkitc-1", "--port", "/dev/ttyACM0", "--id", "plingpong-1"
+    )
+    assert rc == 2 and "Traceback" not in err
+    assert err.count("\n") == 1, err
+    assert "transport mqtt" in err and "--mqtt" in err and "--wifi-ssid" in err and "--table" in err
+    assert "mpremote" not in out
+
+
+def test_flash_with_tls_puts_the_ca_in_the_config(tmp_path, capsys):
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n")
+    argv = ["flash", "--dry-run", "--board", "esp32-s3-devkitc-1", "--port", "/dev/ttyACM0", "--id", "plingpong-1",
+            "--table", "hall-1", "--wifi-ssid", "castle", "--build-dir", str(tmp_path / "b")]
+    rc, out, err = run(capsys, *argv, "--mqtt", "mqtts://broker.lan", "--tls-ca", str(ca))
+    assert rc == 0, err
+    cfg = json.loads(next(x for x in out.splitlines() if x.startswith("{")))
+    assert cfg["mqtt"]["tls"] is True and cfg["mqtt"]["port"] == 8883
+    assert cfg["mqtt"]["ca"].startswith("-----BEGIN CERTIFICATE-----")
+    # TLS without a CA to check the broker against would trust anyone: refused.
+    rc, _, err = run(capsys, *argv, "--mqtt", "mqtts://broker.lan")
+    assert rc == 2 and "--tls-ca" in err and "Traceback" not in err
+    rc, _, err = run(capsys, *argv, "--mqtt", "mqtts://broker.lan", "--tls-ca", str(tmp_path / "nope.pem"))
+    assert rc == 2 and "no such file" in err
+
+
+def test_simulated_boards_never_get_a_reserved_pin_as_input():
+    m = hardware.pins_for("esp32-s3-devkitc-1", {"s%02d" % i: "beam" for i in range(22)}, leds=4)
+    assert not hardware.check(m, "sim")
