@@ -5,8 +5,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.battlement-setup
-# Debian packages the tests and the bridge use: binary -> package.
-DEB_NEEDS := mosquitto:mosquitto socat:socat openssl:openssl chromium:chromium espeak-ng:espeak-ng sox:sox
+RUN_STAMP := $(VENV)/.battlement-run
+# Debian packages: binary -> package. Running needs speech only; the tests need the rest too.
+DEB_RUN := espeak-ng:espeak-ng sox:sox
+DEB_NEEDS := $(DEB_RUN) mosquitto:mosquitto socat:socat openssl:openssl chromium:chromium
 
 # Flash parameters (see docs/flashing.md).
 BOARD ?=
@@ -14,7 +16,7 @@ PORT ?=
 ID ?=
 DRYRUN ?=
 
-.PHONY: setup debs run test soak bench lint flash clean help
+.PHONY: setup setup-run debs debs-run run test soak bench lint flash clean help
 
 help:
 	@echo "make run    - set up if needed, run the bridge with a simulated table, serve the page"
@@ -27,23 +29,34 @@ help:
 # MicroPython board stubs for type-checking firmware/ (one folder per board, not committed).
 FW_STUBS := firmware/typings_esp32/.installed firmware/typings_rp2/.installed
 
+# `make run` sets up what running needs (the package and speech); `make test` everything.
 setup: $(STAMP) debs $(FW_STUBS)
+setup-run: $(RUN_STAMP) debs-run
 
 firmware/typings_%/.installed: $(STAMP)
 	@$(PY) -m pip install -q --no-deps --upgrade --target firmware/typings_$* micropython-$*-stubs micropython-stdlib-stubs \
 	  >$(VENV)/typings_$*.log 2>&1 || { cat $(VENV)/typings_$*.log; echo "setup: installing $* stubs failed"; exit 1; }
 	@touch $@
 
+$(RUN_STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "setup: installing the bridge into $(VENV) (first time takes a minute)"
+	@( $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e . ) >$(VENV)/setup.log 2>&1 \
+	  || { cat $(VENV)/setup.log; echo "setup: pip install failed (log above, also in $(VENV)/setup.log)"; exit 1; }
+	@touch $(RUN_STAMP)
+
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "setup: installing Python packages into $(VENV) (first time takes a minute)"
 	@( $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e '.[dev]' ) >$(VENV)/setup.log 2>&1 \
 	  || { cat $(VENV)/setup.log; echo "setup: pip install failed (log above, also in $(VENV)/setup.log)"; exit 1; }
-	@touch $(STAMP)
+	@touch $(STAMP) $(RUN_STAMP)
 
 # Install missing Debian packages when we can (root or passwordless sudo); otherwise say what to do.
-debs:
-	@missing=""; for pair in $(DEB_NEEDS); do bin=$${pair%%:*}; pkg=$${pair##*:}; \
+debs: NEEDS = $(DEB_NEEDS)
+debs-run: NEEDS = $(DEB_RUN)
+debs debs-run:
+	@missing=""; for pair in $(NEEDS); do bin=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=none; fi; \
@@ -55,7 +68,7 @@ debs:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-run: setup
+run: setup-run
 	$(BIN)/battlement run --simulate
 
 test: setup

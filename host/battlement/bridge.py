@@ -10,17 +10,21 @@ a game can be played with no hardware, the page's sensor buttons acting as senso
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import collections
+import errno
 import functools
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 import traceback
 
 from battlement import keys as boardkeys
+from battlement import logs, onboarding
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
@@ -37,6 +41,7 @@ from battlement.transport.mqtt import check_ca
 log = logging.getLogger("battlement.bridge")
 
 DEFAULT_GAME = "medieval-pong"
+BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
 TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
@@ -70,7 +75,14 @@ class Bridge:
         self.mqtt_auth = (username, password, tls)
         self.tls_ca = check_ca(tls_ca)  # before simulated boards try to load it
         self.throw_timeout = throw_timeout
-        self.host_code = host_code or new_code(12)
+        # kept in the journal as the side codes are, so an open host page reconnects after a restart;
+        # --host-code (set in a service's config) wins and leaves the kept one alone
+        kept = self.journal.get_progress(BRIDGE_PROGRESS).get("host-code")
+        if kept is not None and (not isinstance(kept, str) or len(kept) < HOST_CODE_MIN):
+            kept = None  # a code kept before codes had their minimum length: a new, longer one
+        self.host_code = host_code or kept or new_code(12)
+        if not host_code and self.host_code != kept:
+            self.journal.set_progress(BRIDGE_PROGRESS, "host-code", self.host_code)
         self.sessions: dict[str, Session] = {}
         self.sims: dict[str, Simulator] = {}
         self.transports: list = []
@@ -82,6 +94,7 @@ class Bridge:
         self.rejected: dict[str, collections.deque] = {}  # transport name -> last rejected frames
         self.beats: dict[tuple, dict] = {}  # (table, board) -> its last heartbeat (outbox, dropped...)
         self.web_counters: dict[str, int] = {}  # the web app's: wrong codes, rate-limited, websocket junk
+        self.onboarding: dict = {}  # addresses, port, mDNS state: set by serve() once the page is up
         self.led_sent = None  # hook(led, t_sent) for the benchmark
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
@@ -135,6 +148,13 @@ class Bridge:
             sim.start()
         self.supervisor.spawn("throw timer", self._tick)
         self.supervisor.spawn("journal checkpointer", self._checkpoints)
+        loop = asyncio.get_running_loop()
+
+        def from_player() -> None:  # the player thread tells the pages through the loop
+            loop.call_soon_threadsafe(self.sound_changed)
+        self.sound.on_change = from_player
+        if self.sound.problem:
+            self._note("sound: " + self.sound.problem)
         # No relight here: each session drew its table when it opened its game, and each board's
         # hello makes it light that board again (forget_board).
 
@@ -323,7 +343,15 @@ class Bridge:
             await asyncio.sleep(CHECKPOINT_EVERY)
             await loop.run_in_executor(None, self.journal.checkpoint)
 
+    def sound_changed(self) -> None:
+        """Mute, volume or a sound failure: every host page shows it (the sound is the room's, not a table's)."""
+        if self.sound.problem:
+            self._note("sound: " + self.sound.problem)
+        for s in self.sessions.values():
+            s._changed()
+
     def _note(self, text: str) -> None:
+        log.warning("%s", text)
         self.notes.append(text)
         del self.notes[:-50]
 
@@ -378,13 +406,15 @@ async def serve(args) -> int:
     from battlement.web.app import create_app
 
     t0 = time.monotonic()
+    maps = _tables(args)  # a wrong map is the one line the user sees, before anything else starts
+    _bind(args.host, args.port).close()  # a busy port too is one line, before anything starts
     sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
-    bridge = Bridge(_tables(args), args.journal, args.serial, args.mqtt, args.username, args.password,
+    bridge = Bridge(maps, args.journal, args.serial, args.mqtt, args.username, args.password,
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
     await bridge.start()
     app = create_app(bridge)
     # a page's action is a few hundred bytes; up to 1 MiB is answered in words, beyond it the frame is refused
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off",
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_config=None, lifespan="off",
                             ws_max_size=1 << 20)
     web = {"server": uvicorn.Server(config)}
     stopping = asyncio.Event()
@@ -416,10 +446,20 @@ async def serve(args) -> int:
             await bridge.stop()
             raise UserError("could not serve the page on %s:%d (port in use? try --port)" % (args.host, args.port))
         await asyncio.sleep(0.01)
-    base = "http://%s:%d" % (args.host, args.port)
+    addrs = onboarding.addresses(args.host)
+    mdns = onboarding.Mdns()
+    found = await mdns.start(args.host, args.port, addrs) if args.mdns else "off (--no-mdns)"
+    hint = ("only this machine can open the pages: --host 0.0.0.0 lets phones on the network in"
+            if onboarding.loopback_only(args.host) else "")
+    bridge.onboarding = {"addresses": addrs, "port": args.port, "mdns": found, "hint": hint}
+    base = onboarding.base_url(addrs[0], args.port)
     print("Battlement bridge: %s" % ", ".join("%s (%s)" % (t, m.game) for t, m in bridge.tmaps.items()))
-    print("  scoreboard: %s/" % base)
-    print("  host page:  %s/host?code=%s" % (base, bridge.host_code))
+    print("  scoreboard: %s/%s" % (base, "".join("   or %s/" % onboarding.base_url(a, args.port) for a in addrs[1:])))
+    print("  host page:  %s/host?code=%s   (QR codes for every page are on it)" % (base, bridge.host_code))
+    print("  mDNS:       %s" % found)
+    print("  sound:      %s" % sound.describe())
+    if hint:
+        print("  note:       " + hint)
     print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))
     print("  ready in %.2f s; Ctrl-C stops (the game resumes on the next start)" % (time.monotonic() - t0))
     sys.stdout.flush()
@@ -430,13 +470,32 @@ async def serve(args) -> int:
         await asyncio.wait([task], timeout=5)
         stop.cancel()
     finally:
+        await mdns.stop()
         await bridge.stop()
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The page's listening socket, made here so a busy port is one line, not uvicorn's traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise UserError("port %d on %s is in use (another bridge running?): stop it, or choose another "
+                            "port with --port" % (port, host)) from None
+        raise UserError("cannot serve the page on %s port %d: %s (check --host and --port)"
+                        % (host, port, e.strerror or e)) from None
+    return sock
 
 
 def run(args) -> int:
     if not os.path.isdir(os.path.dirname(os.path.abspath(args.journal))):
         os.makedirs(os.path.dirname(os.path.abspath(args.journal)), exist_ok=True)
+    logs.setup(args.log_level, args.log_file or logs.default_file(args.journal))
     return asyncio.run(serve(args))
 
 
@@ -460,13 +519,19 @@ def register(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to serve the page on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port of the page (default 8000)")
     p.add_argument("--journal", default="var/journal.sqlite", help="SQLite journal (default var/journal.sqlite)")
-    p.add_argument("--host-code", help="code of the host page (default: a new random one, printed)")
+    p.add_argument("--host-code", help="code of the host page (default: a random one, made once and kept in the "
+                                       "journal so open pages reconnect after a restart; printed)")
     p.add_argument("--throw-timeout", type=float, default=0.0, metavar="S",
                    help="seconds with no ball before a turn counts as a miss (0 = off; undo corrects it)")
-    p.add_argument("--sound", choices=["null", "file", "speaker"], default="null",
-                   help="announcements: speaker, file (WAVs in --sound-dir) or null (default)")
+    p.add_argument("--sound", choices=["auto", "speaker", "file", "null"], default="auto",
+                   help="announcements: speaker, file (WAVs in --sound-dir), null (silent), or auto (default: "
+                        "speaker when this machine can play sound, else silent)")
     p.add_argument("--sound-dir", default="var/sound", help="folder for --sound file (default var/sound)")
     p.add_argument("--voice", default="en", help="espeak-ng voice (default en)")
     p.add_argument("--volume", type=int, default=100, help="volume 0-200 (default 100)")
+    p.add_argument("--mdns", action=argparse.BooleanOptionalAction, default=True,
+                   help="announce battlement.local over mDNS when serving beyond this machine (default on; "
+                        "--no-mdns for a second bridge on the same network)")
+    logs.add_arguments(p)
     p.set_defaults(func=run)
 

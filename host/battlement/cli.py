@@ -8,6 +8,7 @@ import argparse
 import importlib
 import sys
 
+from battlement import __version__
 from battlement.errors import UserError
 
 COMMAND_MODULES = (
@@ -18,6 +19,7 @@ COMMAND_MODULES = (
     "battlement.bridge",  # run: the bridge beside the table
     "battlement.sim",  # sim: virtual boards speaking the real protocol
     "battlement.brokercfg",  # broker-config: Mosquitto password file and ACL for a table
+    "battlement.service",  # service install: a systemd unit
 )
 
 
@@ -27,6 +29,7 @@ def build_parser():
         description="Battlement: sensor boards, host bridge and rules for five medieval table games.",
         epilog="Run 'battlement COMMAND --help' for the options of a command.",
     )
+    parser.add_argument("--version", action="version", version="battlement %s" % __version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:

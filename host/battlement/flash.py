@@ -14,6 +14,7 @@ itself must already be on the board (docs/flashing.md).
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shlex
 import shutil
@@ -42,6 +43,10 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
         raise UserError(
             "--port (PORT=) is missing: the board's serial port, e.g. /dev/ttyACM0 (see `mpremote devs`)"
         )
+    if args.port.startswith("/") and not getattr(args, "dry_run", False) and not os.path.exists(args.port):
+        # before anything is compiled: a board not plugged in is the usual reason
+        raise UserError("--port %s: no such serial port; is the board plugged in (with a data cable)? "
+                        "`mpremote devs` lists the ports" % args.port)
     if not args.id or not hardware.ID_RE.match(args.id):
         raise UserError(
             "--id (ID=) %r must be the board id, 1-32 of a-z, 0-9 and '-', e.g. red-kingdom" % (args.id or "")

@@ -81,6 +81,8 @@ def load_profile(name: str) -> dict:
 
 def load_map(path: str | pathlib.Path) -> dict:
     p = pathlib.Path(path)
+    if p.suffix == ".toml":
+        raise UserError(_table_not_board(p))
     try:
         text = p.read_text()
     except OSError as e:
@@ -92,6 +94,27 @@ def load_map(path: str | pathlib.Path) -> dict:
     if not isinstance(data, dict):
         raise UserError("%s: a pin map is a JSON object with board, profile, sensors, leds" % p)
     return data
+
+
+def _table_not_board(p: pathlib.Path) -> str:
+    """What to say when a table map (TOML) is given where a board's pin map (JSON) belongs."""
+    boards: list[str] = []
+    try:
+        import tomllib
+
+        boards = sorted(tomllib.loads(p.read_text()).get("boards") or {})
+    except (OSError, ValueError):
+        pass
+    named = " ".join(str(BOARDS / ("%s.json" % b)) for b in boards[:6]) if boards else str(BOARDS / "BOARD.json")
+    return ("%s is a table map (TOML: which board and sensor is which game object), not a board's pin map. "
+            "`hardware check` checks pin maps (JSON, hardware/boards/): battlement hardware check %s%s; "
+            "`battlement run --table %s` checks the table map itself"
+            % (p, _rel(named), " ..." if len(boards) > 6 else "", p))
+
+
+def _rel(paths: str) -> str:
+    root = str(BOARDS.parent.parent) + "/"
+    return paths.replace(root, "")
 
 
 def _int(v) -> bool:
@@ -403,4 +426,7 @@ def register(subparsers) -> None:
     c.set_defaults(func=_cmd_check)
     pr = sub.add_parser("profiles", help="list board profiles with their usable and forbidden pins")
     pr.set_defaults(func=_cmd_profiles)
+    from battlement import wiring  # `hardware draw`: wiring diagrams (it loads maps from here)
+
+    wiring.register(sub)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])

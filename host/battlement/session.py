@@ -8,6 +8,7 @@ game untouched, is counted, and its reason goes to the page.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import time
@@ -19,11 +20,12 @@ from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Led
 from battlement.router import Router, to_sensors
-from battlement.sound import Sound
+from battlement.sound import Sound, ranks
 from battlement.tables import TableMap, required_objects
 from battlement.tokens import new_code, same
 from shared_rules.engine import Illegal, Match
 
+log = logging.getLogger("battlement.table")
 KEEP_NOTES = 30
 # Cues after which the whole table's lighting is redrawn from the public view.
 RELIGHT = frozenset((
@@ -267,16 +269,17 @@ class Session:
 
     def _effects(self, fx: list) -> None:
         self.prompts = []
-        for e in fx:
+        rank = ranks(fx)  # the winner's call first, a stale turn call replaced by the newest
+        for i, e in enumerate(fx):
             if e["t"] == "say":
                 if e.get("to") is None:
-                    self.sound.say(e["text"])
+                    self.sound.say(e["text"], rank[i])
                     self._note(e["text"], kind="say")
                 else:
                     self.private.setdefault(e["to"], []).append(e["text"])
                     del self.private[e["to"]][:-KEEP_NOTES]
             elif e["t"] == "cue":
-                self.sound.cue(e["cue"])
+                self.sound.cue(e["cue"], rank[i])
                 for led in self.effects.for_cue(e):
                     self.send(led)
             elif e["t"] == "prompt":
@@ -331,6 +334,7 @@ class Session:
         self._note(summary + ".")
 
     def _note(self, text: str, kind: str = "info") -> None:
+        log.log(logging.INFO if kind in ("info", "say") else logging.WARNING, "%s: %s", self.table, text)
         self.notices.append({"kind": kind, "text": text})
         del self.notices[:-KEEP_NOTES]
 

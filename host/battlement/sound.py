@@ -1,49 +1,212 @@
-"""Sound: spoken announcements (espeak-ng) and short cue tones (sox).
+"""Sound: spoken announcements (espeak-ng) and short cue tones (sox), one at a time.
 
-Modes: "speaker" plays on the sound card, "file" writes numbered WAV files into a
-folder (a table with no sound card, and the tests), "null" only counts. Each
-sound is its own child process so a slow synthesiser never holds up the game;
-past MAX_BUSY sounds still playing, new ones are dropped and counted.
+Modes: "speaker" plays on the sound card (espeak-ng's audio piped into sox's `play`, which
+says when there is no sound device; espeak-ng's own output stays silent about it), "file"
+writes numbered WAV files into a folder (a table with no sound card, and the tests), "null"
+is silent by choice and only counts. "auto" is speaker when this machine can play, else null.
+
+Everything goes through one queue and one player thread, so two announcements never talk
+over each other. Each item has a priority:
+    WINNER  the end of a game: goes before everything waiting, and turn calls waiting are dropped;
+    NORMAL  hits, falls, refusals, in the order they happened;
+    TURN    "Red, your turn": only the newest one matters, so a new one replaces one still waiting.
+The player is a thread (a blocking wait on a child process), not a coroutine: the sessions call
+say() from plain code, with or without an event loop. "said" counts what actually played.
 """
 
 from __future__ import annotations
 
+import heapq
+import logging
 import os
 import shutil
 import subprocess
+import threading
+import time
+from collections.abc import Callable
 
-MAX_BUSY = 4
+log = logging.getLogger("battlement.sound")
+
+WINNER, NORMAL, TURN = 0, 1, 2
+MAX_WAITING = 8  # beyond this the oldest, least urgent waiting item is dropped: a table lives in the present
+PLAY_TIMEOUT = 30.0  # seconds: a player that hangs longer is killed and counted as failed
 # cue -> (frequency Hz, seconds): a tone a player learns to recognise
 TONES = {
     "ball.in": (880, 0.15), "tower.destroyed": (220, 0.4), "crown.exposed": (1320, 0.3),
     "move.illegal": (150, 0.3), "capture": (660, 0.2), "fell": (440, 0.2), "game.over": (523, 0.6),
 }
+WINNER_CUES = frozenset(("game.over", "game.won", "win"))
+TURN_CUES = frozenset(("turn",))
+
+
+def ranks(fx: list) -> list[int]:
+    """The priority of each effect of one rules step: a step that ends the game is the winner's call;
+    an announcement followed at once by a turn cue is a turn call; everything else is normal."""
+    won = any(e["t"] == "cue" and e["cue"] in WINNER_CUES for e in fx)
+    out = []
+    for i, e in enumerate(fx):
+        nxt = fx[i + 1] if i + 1 < len(fx) else None
+        if won:
+            out.append(WINNER)
+        elif e["t"] == "say" and nxt is not None and nxt["t"] == "cue" and nxt["cue"] in TURN_CUES:
+            out.append(TURN)
+        else:
+            out.append(NORMAL)
+    return out
+
+
+def can_play() -> bool:
+    """True when `play` (sox) finds a sound device: a silent tone of 10 ms."""
+    play = shutil.which("play")
+    if not play:
+        return False
+    try:
+        r = subprocess.run([play, "-q", "-n", "synth", "0.01", "sine", "440", "vol", "0"],
+                           check=False, capture_output=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def _name(p: subprocess.Popen) -> str:
+    return os.path.basename(str(p.args[0]))  # type: ignore[index]
 
 
 class Sound:
     def __init__(self, mode: str = "null", folder: str | None = None, voice: str = "en", volume: int = 100,
                  speed: int = 160):
-        if mode not in ("null", "file", "speaker"):
-            raise ValueError("sound mode is null, file or speaker")
+        if mode not in ("null", "file", "speaker", "auto"):
+            raise ValueError("sound mode is auto, null, file or speaker")
+        self.asked = mode
+        if mode == "auto":
+            mode = "speaker" if shutil.which("espeak-ng") and can_play() else "null"
         self.mode = mode
         self.folder = folder
-        self.voice, self.volume, self.speed = voice, volume, speed
+        self.voice, self.speed = voice, speed
+        self.volume = max(0, min(200, int(volume)))
+        self.muted = False
         self.espeak = shutil.which("espeak-ng")
         self.sox = shutil.which("sox")
-        self.counters = {"said": 0, "tones": 0, "dropped": 0}
-        self.procs: list[subprocess.Popen] = []
+        self.play = shutil.which("play")
+        self.counters = {"said": 0, "tones": 0, "failed": 0, "dropped": 0, "replaced": 0, "muted": 0,
+                         "silent": 0}
+        self.problem = ""  # the last failure, in words, until something plays again
         self.n = 0
         self.files: list[str] = []
+        self.on_change: Callable[[], None] | None = None  # called from the player thread after each sound or failure
+        self.started: Callable[[str, float], None] | None = None  # hook(text, t) when an item starts playing
+        self._waiting: list[tuple[int, int, str, str]] = []  # (priority, order, kind, text or cue)
+        self._seq = 0
+        self._lock = threading.Condition()
+        self._playing = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
         if mode == "file":
             os.makedirs(folder or ".", exist_ok=True)
+        missing = self._missing()
+        if missing:
+            self._fail(missing)
 
-    def _busy(self) -> bool:
-        self.procs = [p for p in self.procs if p.poll() is None]
-        return len(self.procs) >= MAX_BUSY
+    def _missing(self) -> str:
+        if self.mode == "null":
+            return ""
+        if not self.espeak:
+            return "espeak-ng is not installed, so nothing is said (Debian: apt-get install espeak-ng)"
+        if not self.sox or (self.mode == "speaker" and not self.play):
+            return "sox is not installed, so nothing is played (Debian: apt-get install sox)"
+        return ""
 
-    def _run(self, argv: list[str]) -> None:
-        self.procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL))
+    # --- what the sessions call ------------------------------------------------------
+
+    def say(self, text: str, priority: int = NORMAL) -> None:
+        if self.mode == "null":
+            self.counters["silent"] += 1
+            return
+        if not self.espeak:
+            self.counters["failed"] += 1
+            return
+        self._put(priority, "say", text)
+
+    def cue(self, name: str, priority: int = NORMAL) -> None:
+        if name not in TONES:
+            return
+        if self.mode == "null":
+            self.counters["silent"] += 1
+            return
+        if not self.sox:
+            self.counters["failed"] += 1
+            return
+        self._put(priority, "tone", name)
+
+    def set(self, muted: bool | None = None, volume: int | None = None) -> None:
+        """The host page's mute and volume (0-200); muting also drops what is waiting."""
+        with self._lock:
+            if volume is not None:
+                self.volume = max(0, min(200, int(volume)))
+            if muted is not None:
+                self.muted = bool(muted)
+                if self.muted:
+                    self.counters["muted"] += len(self._waiting)
+                    self._waiting.clear()
+        log.info("sound %s, volume %d", "muted" if self.muted else "on", self.volume)
+
+    def describe(self) -> str:
+        """The start-up line about the sound, in words."""
+        if self.mode == "null":
+            return ("off: no sound device found (--sound file writes the announcements as WAV files)"
+                    if self.asked == "auto" else "off (--sound null)")
+        return ("speaker" if self.mode == "speaker" else "WAV files in %s" % self.folder) + (
+            "; problem: " + self.problem if self.problem else "")
+
+    def status(self) -> dict:
+        return {"mode": self.mode, "muted": self.muted, "volume": self.volume, "problem": self.problem,
+                "waiting": len(self._waiting), "playing": self._playing}
+
+    # --- the queue ---------------------------------------------------------------------
+
+    def _put(self, priority: int, kind: str, what: str) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            if self.muted:
+                self.counters["muted"] += 1
+                return
+            if priority == TURN or priority == WINNER:
+                # an older turn call still waiting is stale: the newest one (or the winner) says what is true now
+                before = len(self._waiting)
+                self._waiting = [w for w in self._waiting if w[0] != TURN]
+                self.counters["replaced"] += before - len(self._waiting)
+                heapq.heapify(self._waiting)
+            if len(self._waiting) >= MAX_WAITING:
+                least = max(w[0] for w in self._waiting)  # the oldest of the least urgent goes
+                worst = min(w for w in self._waiting if w[0] == least)
+                self._waiting.remove(worst)
+                heapq.heapify(self._waiting)
+                self.counters["dropped"] += 1
+            self._seq += 1
+            heapq.heappush(self._waiting, (priority, self._seq, kind, what))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._player, name="sound", daemon=True)
+                self._thread.start()
+            self._lock.notify()
+
+    def _player(self) -> None:
+        while True:
+            with self._lock:
+                while not self._waiting and not self._closed:
+                    self._lock.wait()
+                if not self._waiting:
+                    return
+                _prio, _seq, kind, what = heapq.heappop(self._waiting)
+                self._playing = True
+            try:
+                self._play(kind, what)
+            except Exception as e:  # noqa: BLE001 -- a sound failure must never stop the player
+                self._fail("%s: %s" % (type(e).__name__, e))
+            finally:
+                with self._lock:
+                    self._playing = False
+                    self._lock.notify_all()
 
     def _target(self, stem: str) -> str:
         self.n += 1
@@ -51,34 +214,94 @@ class Sound:
         self.files.append(path)
         return path
 
-    def say(self, text: str) -> None:
-        if self.mode == "null" or not self.espeak or self._busy():
-            self.counters["dropped" if self.mode != "null" else "said"] += 1
-            return
-        argv = [self.espeak, "-v", self.voice, "-a", str(self.volume), "-s", str(self.speed)]
-        if self.mode == "file":
-            argv += ["-w", self._target("say")]
-        self._run(argv + ["--", text])
-        self.counters["said"] += 1
-
-    def cue(self, name: str) -> None:
-        tone = TONES.get(name)
-        if tone is None:
-            return
-        if self.mode == "null" or not self.sox or self._busy():
-            self.counters["dropped" if self.mode != "null" else "tones"] += 1
-            return
-        freq, secs = tone
-        gain = "%.2f" % (self.volume / 200.0)
-        out = [self._target(name.replace(".", "-"))] if self.mode == "file" else ["-d"]
-        self._run([self.sox, "-q", "-n"] + out + ["synth", str(secs), "sine", str(freq), "vol", gain])
-        self.counters["tones"] += 1
-
-    def close(self, wait: float = 5.0) -> None:
-        for p in self.procs:
+    def _play(self, kind: str, what: str) -> None:
+        gain = "%.2f" % (self.volume / 100.0)
+        target = ""
+        if kind == "say":
+            speak = [self.espeak or "espeak-ng", "-v", self.voice, "-a", str(self.volume), "-s", str(self.speed)]
+            if self.mode == "file":
+                target = self._target("say")
+                procs = [self._spawn(speak + ["-w", target, "--", what])]
+            else:
+                first = self._spawn(speak + ["--stdout", "--", what], stdout=subprocess.PIPE)
+                procs = [first, self._spawn([self.play or "play", "-q", "-t", "wav", "-", "vol", gain],
+                                            stdin=first.stdout)]
+                if first.stdout:
+                    first.stdout.close()  # the player holds it now; espeak-ng sees a broken pipe if it dies
+        else:
+            freq, secs = TONES[what]
+            tone = ["synth", str(secs), "sine", str(freq), "vol", "%.2f" % (self.volume / 200.0)]
+            if self.mode == "file":
+                target = self._target(what.replace(".", "-"))
+                procs = [self._spawn([self.sox or "sox", "-q", "-n", target] + tone)]
+            else:
+                procs = [self._spawn([self.play or "play", "-q", "-n"] + tone)]
+        if self.started:
+            self.started(what, time.perf_counter())
+        bad, said_why = "", ""
+        for p in procs:
             try:
-                p.wait(wait)
+                _out, err = p.communicate(timeout=PLAY_TIMEOUT)
             except subprocess.TimeoutExpired:
                 p.kill()
-                p.wait()
-        self.procs = []
+                p.communicate()
+                bad = bad or "%s did not finish in %d s" % (_name(p), PLAY_TIMEOUT)
+                continue
+            lines = [ln for ln in (err or b"").decode("utf-8", "replace").splitlines()
+                     if ln.strip() and not ln.startswith("ALSA lib")]
+            said_why = said_why or (lines[-1].strip() if lines else "")
+            if p.returncode != 0 and not bad:
+                why = lines[-1].strip() if lines else "exit status %d" % p.returncode
+                if "no default audio device" in why or "cannot open" in why.lower():
+                    why = "no sound device (%s); try --sound file, or check the speaker" % why
+                bad = "%s failed: %s" % (_name(p), why)
+        if not bad and target and not (os.path.exists(target) and os.path.getsize(target) > 44):
+            # espeak-ng exits 0 even when it cannot write its file: the file itself is the proof
+            bad = "could not write %s%s" % (target, ": " + said_why if said_why else "")
+        if bad:
+            self._fail(bad)
+            return
+        self.counters["said" if kind == "say" else "tones"] += 1
+        if self.problem:
+            self.problem = ""
+            log.info("sound works again")
+        self._tell()  # the host page's counts follow what actually played
+
+    def _spawn(self, argv: list[str], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL) -> subprocess.Popen:
+        return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+
+    def _fail(self, text: str) -> None:
+        self.counters["failed"] += 1
+        if text != self.problem:
+            log.error("sound: %s", text)
+            self.problem = text
+            self._tell()
+
+    def _tell(self) -> None:
+        if self.on_change:
+            try:
+                self.on_change()
+            except Exception:
+                log.exception("sound: telling the pages failed")
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait until nothing is waiting or playing (tests, and a clean stop)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._waiting or self._playing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+        return True
+
+    def close(self, wait: float = 5.0) -> None:
+        """Finish what is playing and waiting (up to `wait` seconds), then stop the player."""
+        self.wait_idle(wait)
+        with self._lock:
+            self._closed = True
+            self.counters["dropped"] += len(self._waiting)
+            self._waiting.clear()
+            self._lock.notify_all()
+        if self._thread:
+            self._thread.join(wait)

@@ -20,18 +20,21 @@ BATTLEMENT = str(pathlib.Path(sys.executable).parent / "battlement")
 class BridgeProcess:
     """`battlement run` as a child process on a free port; .url, .host_code, .state(), .kill9()."""
 
-    def __init__(self, tmp, *args, journal=None):
+    def __init__(self, tmp, *args, journal=None, host_code="host-code-for-tests"):
         self.tmp = pathlib.Path(tmp)
         self.journal = journal or str(self.tmp / "journal.sqlite")
         self.args = list(args)
         self.proc = None
         self.port = None
-        self.host_code = "host-code-for-tests"
+        self.given_code = host_code  # None: the bridge's own (kept in the journal), read from what it prints
+        self.host_code = host_code
 
-    def start(self):
-        self.port = free_port()
-        argv = [BATTLEMENT, "run", "--port", str(self.port), "--journal", self.journal,
-                "--host-code", self.host_code] + self.args
+    def start(self, port=None):
+        self.port = port or free_port()
+        argv = [BATTLEMENT, "run", "--port", str(self.port), "--journal", self.journal] + (
+            ["--host-code", self.given_code] if self.given_code else []) + self.args
+        if getattr(self, "log", None):
+            self.log.close()  # a restart: the new process's output from here on
         self.log = open(self.tmp / ("bridge-%d.log" % self.port), "w+")  # noqa: SIM115 -- closed in stop()
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, cwd=str(ROOT),
                                      start_new_session=True)
@@ -40,6 +43,8 @@ class BridgeProcess:
             if self.proc.poll() is not None:
                 raise AssertionError("bridge exited: " + self.output())
             if "ready in" in self.output():
+                if not self.given_code:
+                    self.host_code = self.output().rsplit("/host?code=", 1)[1].split()[0]
                 return self
             time.sleep(0.02)
         raise AssertionError("bridge did not start: " + self.output())

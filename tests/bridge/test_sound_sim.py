@@ -30,12 +30,12 @@ def test_spoken_announcements_and_cue_tones_are_written_as_wav(tmp_path):
     assert 0.2 < seconds(tones[-1]) < 0.5
 
 
-def test_null_sound_counts_and_writes_nothing(tmp_path):
+def test_null_sound_counts_as_silent_never_as_said(tmp_path):
     sound = Sound("null")
     s = Session(for_game("ringo"), Journal(str(tmp_path / "j.sqlite")), sound)
     s.apply({"t": "cell", "cell": "b5", "occupied": False}, "test")
     s.apply({"t": "cell", "cell": "b3", "occupied": True}, "test")
-    assert sound.counters["said"] >= 1 and sound.files == []
+    assert sound.counters["silent"] >= 1 and sound.counters["said"] == 0 and sound.files == []
 
 
 def test_a_bad_script_line_is_named(tmp_path):

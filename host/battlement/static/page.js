@@ -19,14 +19,26 @@
   function toast(text) { const t = $("toast"); t.textContent = text; t.style.display = "block"; setTimeout(() => { t.style.display = "none"; }, 4000); }
   function send(msg) { if (ws && ws.readyState === 1) { ws.send(JSON.stringify(msg)); sent.push(msg.action); } }
 
+  // Other page parts (static/sound.js, ...) get every message and may send: window.BATTLEMENT_HOOKS.
+  const hooks = (window.BATTLEMENT_HOOKS = window.BATTLEMENT_HOOKS || []);
+  window.BATTLEMENT_SEND = send;
+  let tries = 0;  // reconnects since the bridge last answered
+  function offline(text) { body.classList.add("offline"); $("status").textContent = text; }
+
   function connect() {
     const q = new URLSearchParams({ role: role, table: table, side: side, code: code });
     ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?" + q);
-    ws.onopen = () => { $("status").textContent = "live"; sent = []; };
-    ws.onclose = () => { $("status").textContent = "reconnecting..."; setTimeout(connect, 1000); };
+    ws.onopen = () => { $("status").textContent = "live"; body.classList.remove("offline"); sent = []; tries = 0; };
+    // the bridge restarted or the network dropped: keep trying, and say so (the buttons wait meanwhile)
+    ws.onclose = () => {
+      tries += 1;
+      offline("the bridge is not answering: reconnecting" + (tries > 1 ? " (try " + tries + ")" : "") + "...");
+      setTimeout(connect, Math.min(1000 * tries, 3000));
+    };
     ws.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
-      if (m.type === "error") { $("status").textContent = m.message; ws.onclose = null; return; }
+      hooks.forEach((f) => f(m));
+      if (m.type === "error") { offline(m.message); ws.onclose = null; return; }
       if (m.type === "reply") {
         if (!m.ok) toast(m.message);
         if (sent.shift() === "new") newGameReply(m);

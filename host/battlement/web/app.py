@@ -33,11 +33,12 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from battlement import onboarding
 from battlement.errors import UserError
 from battlement.metrics import route as metrics_route
 from battlement.session import Session
@@ -214,6 +215,7 @@ def create_app(bridge) -> Starlette:
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
                                   "simulated": s.table in bridge.sims, "health": bridge.health()}
+                data["sound"] = bridge.sound.status()
             elif role == "side":
                 data = s.for_side(side)
             else:
@@ -330,6 +332,13 @@ def create_app(bridge) -> Starlette:
             s._note("Game paused: sensors are ignored." if s.paused else "Game resumed.")
             s._changed()
             return {"ok": True, "message": ""}
+        if action == "sound":
+            volume = msg.get("volume")
+            if volume is not None and (not isinstance(volume, int) or not 0 <= volume <= 200):
+                raise UserError("volume is a whole number from 0 to 200; got %r" % (volume,))
+            bridge.sound.set(msg.get("muted"), volume)
+            bridge.sound_changed()
+            return {"ok": True, "message": ""}
         if action == "new":
             options = msg.get("options") or {}
             if not isinstance(options, dict):
@@ -349,6 +358,8 @@ def create_app(bridge) -> Starlette:
         Route("/api/health", health),
         WebSocketRoute("/ws", ws),
         metrics_route(bridge),
+        Route("/favicon.ico", lambda _r: FileResponse(os.path.join(STATIC, "favicon.svg"), media_type="image/svg+xml")),
+        *onboarding.routes(bridge),  # /api/onboarding: addresses and QR codes for the host page
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes)

@@ -1,0 +1,69 @@
+"""Wiring diagrams drawn from the pin maps: every pin of every board's map is in its drawing, each sensor
+is labelled with its id and the game objects the table maps give it, and docs/ holds them all."""
+
+import pathlib
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from battlement import wiring
+from battlement.hardware import load_map
+from support.cli import battlement
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BOARDS = sorted((ROOT / "hardware" / "boards").glob("*.json"))
+DOCS = ROOT / "docs" / "wiring"
+
+
+def texts(svg):
+    """Every piece of text in the drawing."""
+    root = ET.fromstring(svg)
+    return ["".join(t.itertext()) for t in root.iter() if t.tag.endswith("text")]
+
+
+def pins_of(m):
+    pins = set()
+    for s in m["sensors"]:
+        pins |= {s[k] for k in ("pin", "lower") if k in s}
+    for mux in (m.get("muxes") or {}).values():
+        pins |= {mux["sig"], *mux.get("select", [])}
+    if m.get("leds"):
+        pins.add(m["leds"]["pin"])
+    return pins
+
+
+def check(svg, m):
+    words = texts(svg)
+    shown = {int(x) for w in words for x in re.findall(r"^GP(\d+)$", w.strip())}
+    assert shown == pins_of(m), "pins drawn %s, pins in the map %s" % (sorted(shown), sorted(pins_of(m)))
+    joined = "\n".join(words)
+    for s in m["sensors"]:
+        assert re.search(r"(^|\n)%s %s" % (re.escape(s["id"]), s["kind"]), joined), s["id"]
+        if "mux" in s:
+            assert "C%d" % s["channel"] in words
+
+
+@pytest.mark.parametrize("path", BOARDS, ids=[p.stem for p in BOARDS])
+def test_every_pin_of_the_map_is_in_its_drawing(path):
+    check(wiring.draw(str(path)), load_map(path))
+
+
+def test_sensors_are_labelled_as_the_table_map_names_them():
+    words = "\n".join(texts(wiring.draw(str(ROOT / "hardware" / "boards" / "red-kingdom.json"))))
+    assert "tower-a1 beam: red.A1" in words and "tilt-a1 tilt: red.A1.tilt" in words
+    assert "tower-a1 lower beam" in words and "mux tilts" in words
+
+
+@pytest.mark.parametrize("path", BOARDS, ids=[p.stem for p in BOARDS])
+def test_docs_show_each_boards_drawing(path):
+    committed = DOCS / (path.stem + ".svg")
+    assert committed.is_file(), "docs/wiring/%s.svg is missing: battlement hardware draw %s --out docs/wiring/" % (
+        path.stem, path.relative_to(ROOT))
+    check(committed.read_text(), load_map(path))
+    assert ("wiring/%s.svg" % path.stem) in (ROOT / "docs" / "hardware.md").read_text()
+
+
+def test_the_command_writes_svgs(tmp_path):
+    code, _out, err = battlement("hardware", "draw", str(BOARDS[0]), str(BOARDS[1]), "--out", str(tmp_path))
+    assert code == 0, err
+    assert (tmp_path / (BOARDS[0].stem + ".svg")).is_file() and (tmp_path / (BOARDS[1].stem + ".svg")).is_file()
