@@ -85,7 +85,7 @@ def test_flash_puts_the_boards_key_in_its_config_and_the_keys_file(tmp_path):
     from battlement.flash import plan
 
     keys = tmp_path / "hall.keys.toml"
-    args = Namespace(board="pico-w", port="/dev/ttyACM0", id="red-kingdom", map=None, dry_run=False,
+    args = Namespace(board="pico-w", port="/dev/null", id="red-kingdom", map=None, dry_run=False,
                      mqtt=None, table=None, wifi_ssid=None, wifi_password=None, build_dir=str(tmp_path / "b"),
                      keys=str(keys))
     cfg = plan(args)[0]
