@@ -10,6 +10,7 @@ import asyncio
 import json
 import sys
 import time
+from binascii import unhexlify
 
 import hal
 import machine
@@ -56,6 +57,9 @@ class App:
         for k, v in DEFAULTS.items():
             self.opt[k] = cfg.get(k, v)
         self.t0 = time.ticks_ms()
+        # Signing key from `battlement flash` (hex); None: frames go unsigned and nothing is checked.
+        self.key = unhexlify(cfg["key"]) if cfg.get("key") else None
+        self.msgid = 0  # last command msgid applied: with a key, only newer ones are (no replays)
         # Uptime in whole seconds plus the milliseconds beyond: ticks_ms wraps (a diff from boot turns
         # negative after 6.2 days), and seconds stay a small int (no heap) for decades.
         self.up_s = 0
@@ -140,17 +144,20 @@ class App:
 
     def emit(self, sensor, value, t, width):
         self.seq += 1
-        frame = wire.encode(
+        frame = self._signed(wire.encode(
             "event", (self.board, self.boot, self.seq, sensor.id, sensor.kind, value, t, width)
-        )
+        ))
         if len(self.outbox) >= self.opt["outbox"]:
             self.outbox.pop(0)
             self.dropped_events += 1
         self.outbox.append((self.seq, frame))
         self.wake.set()
 
+    def _signed(self, frame):
+        return wire.sign(frame, self.key, self.boot) if self.key else frame
+
     def send_ctl(self, typ, fields):
-        self.ctl.append(wire.encode(typ, fields))
+        self.ctl.append(self._signed(wire.encode(typ, fields)))
         self.wake.set()
 
     def hello(self):
@@ -159,7 +166,8 @@ class App:
         stand = self.outbox[0][0] - 1 if self.outbox else self.seq
         try:
             self.send_ctl(
-                "hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list(), stand)
+                "hello",
+                (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list(), stand, self.msgid),
             )
         except wire.WireError:  # too many sensors for one frame (`battlement hardware check` warns of it)
             self.error(0, "hello-too-long")
@@ -240,17 +248,30 @@ class App:
         if f[0] != self.board:
             self.rejected += 1  # addressed to another board: ignored, as the protocol says
             return
+        # Signed: the host's MAC for this boot (a ping may be for any boot: 0). Forgeries get no answer.
+        if self.key and not (
+            wire.verify(line, self.key, self.boot) or (typ == "ping" and wire.verify(line, self.key, 0))
+        ):
+            self.rejected += 1
+            return
         if self.link is not None:
             self.link.heard()
         if typ == "evack":
             self._evack(f[1], f[2])
             return
         msgid = f[1]
-        if typ == "ping":  # also the host's resync: hello, then the whole outbox again
-            self.send_ctl("ack", (self.board, msgid))
+        if typ == "ping":  # also the host's resync: hello (the host learns the boot first), ack, the outbox
             self.hello()
+            self.send_ctl("ack", (self.board, msgid))
             self.rewind()
-        elif typ == "led":
+            return
+        # A recorded command played back (same boot, so the MAC holds) is not newer than the last one.
+        d = (msgid - self.msgid) % wire.MSGID
+        if self.key and self.msgid and (d == 0 or d > wire.MSGID // 2):
+            self.rejected += 1
+            return
+        self.msgid = msgid
+        if typ == "led":
             reason = self._led(f[2], f[3], f[4], f[5])
             if reason:
                 self.error(msgid, reason)

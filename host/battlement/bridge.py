@@ -24,6 +24,7 @@ import time
 import traceback
 
 import shared_rules
+from battlement import keys as boardkeys
 from battlement import logs, onboarding
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
@@ -109,10 +110,14 @@ class Bridge:
         for table, tmap in self.tmaps.items():
             self.sessions[table] = Session(tmap, self.journal, self.sound, self._sender(), self.throw_timeout)
         ports = list(self.serial)
+        keys = {table: boardkeys.load(boardkeys.path_for(tmap.path)) for table, tmap in self.tmaps.items()}
+        serial_keys = {table: keys[table] if boardkeys.serial_signing(tmap.path) else {}
+                       for table, tmap in self.tmaps.items()}
         if self.simulate:
             for table, tmap in self.tmaps.items():
                 user, pw, tls = self.mqtt_auth
-                sim = Simulator(tmap, self.mqtt if self.mqtt else None, user, pw, tls, self.tls_ca)
+                sim = Simulator(tmap, self.mqtt if self.mqtt else None, user, pw, tls, self.tls_ca,
+                                keys[table] if self.mqtt else serial_keys[table])
                 self.sims[table] = sim
                 ports += sim.ports
         if ports:
@@ -127,6 +132,11 @@ class Bridge:
             self.rejected[name] = collections.deque(maxlen=REJECTED_KEPT)
             t.log = self._transport_log(name)
             guard_frames(t, self._note)
+            # Boards of a table with a keys file sign every frame (docs/protocol.md, "Signed frames").
+            for table, ks in (keys if isinstance(t, MqttTransport) else serial_keys).items():
+                for board, key in ks.items():
+                    t.keys[(table if isinstance(t, MqttTransport) else None, board)] = key
+            t.signed = bool(t.keys)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
             for (table, board, boot), seqs in seen.items():

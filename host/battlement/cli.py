@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "battlement.flash",  # flash a board
     "battlement.bridge",  # run: the bridge beside the table
     "battlement.sim",  # sim: virtual boards speaking the real protocol
+    "battlement.brokercfg",  # broker-config: Mosquitto password file and ACL for a table
     "battlement.service",  # service install: a systemd unit
 )
 

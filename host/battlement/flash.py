@@ -21,6 +21,7 @@ import shutil
 import subprocess
 
 from battlement import fwsim, hardware
+from battlement import keys as boardkeys
 from battlement.errors import UserError
 
 BUILD = hardware.ROOT / "firmware" / "build"
@@ -107,6 +108,16 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
             "--wifi-ssid/--table only mean something with --mqtt URL (the broker the board publishes to)"
         )
     cfg = hardware.board_config(m, args.id, mqtt, wifi)
+    # The board's signing key: kept in the keys file beside the table map (made 0600 if missing),
+    # the same one on every reflash so the bridge keeps recognising the board.
+    keys_path = getattr(args, "keys", None) or (
+        boardkeys.path_for(hardware.ROOT / "hardware" / "tables" / ("%s.toml" % args.table)) if args.table else None)
+    if keys_path:
+        have = boardkeys.load(keys_path).get(args.id)
+        if args.dry_run:
+            cfg["key"] = have.hex() if have else "(a new key, added to %s)" % keys_path
+        else:
+            cfg["key"] = boardkeys.provision(keys_path, args.id)
     out = pathlib.Path(args.build_dir) if args.build_dir else BUILD / args.id
     compiles = []
     files = []
@@ -141,6 +152,8 @@ def _shown(cfg: dict) -> str:
     for sect in ("wifi", "mqtt"):
         if c.get(sect, {}).get("password"):
             c[sect]["password"] = "********"
+    if c.get("key") and not c["key"].startswith("("):
+        c["key"] = "********"
     return json.dumps(c)
 
 
@@ -212,5 +225,9 @@ def register(subparsers) -> None:
     add_mqtt_login(p)
     p.add_argument("--wifi-ssid", help="Wi-Fi network the board joins (with --mqtt)")
     p.add_argument("--wifi-password", help="Wi-Fi password (stored only in the board's config.json)")
+    p.add_argument("--keys", metavar="FILE",
+                   help="keys file the board's signing key goes in (made 0600 if missing; default with --table: "
+                        "hardware/tables/<table>.keys.toml, beside the table map; without either the board "
+                        "signs nothing)")
     p.add_argument("--build-dir", help="where the compiled files go (default firmware/build/<id>)")
     p.set_defaults(func=_cmd_flash)

@@ -53,6 +53,7 @@ ONLY_FOR = {
 
 
 TOP_KEYS = {"board", "profile", "role", "transport", "muxes", "sensors", "leds", "wifi", "mqtt", "serial", "comment"}
+TOP_KEYS |= {"key"}  # signing key (hex), written by `battlement flash` from the keys file
 SENSOR_KEYS = {"id", "kind", "pin", "lower", "mux", "channel", "active", "pull", "min_pulse_us", "lockout_ms"}
 SENSOR_KEYS |= {"settle_ms", "comment"}
 

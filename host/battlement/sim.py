@@ -33,8 +33,11 @@ RESEND = 1.0  # seconds without an evack before the outbox goes again, as the fi
 
 
 class VirtualBoard:
-    def __init__(self, board: str, sensors: dict[str, str], profile: str = "sim", table: str | None = None):
+    def __init__(self, board: str, sensors: dict[str, str], profile: str = "sim", table: str | None = None,
+                 key: bytes | None = None):
         self.board, self.sensors, self.profile, self.table = board, dict(sensors), profile, table
+        self.key = key  # signing key (battlement.keys): frames signed and checked as the firmware does
+        self.msgid = 0  # last command msgid applied
         self.boot = random.SystemRandom().randrange(1, 1 << 32)
         self.seq = 0
         self.outbox: dict[int, bytes] = {}
@@ -47,8 +50,14 @@ class VirtualBoard:
 
     def hello(self) -> None:
         acked = min(self.outbox) - 1 if self.outbox else self.seq  # where it stands, like the firmware
-        self.write(up_frame(Hello(None, self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensors,
-                                  None, acked)))
+        self._send(up_frame(Hello(None, self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensors,
+                                  None, acked, self.msgid)))
+
+    def _signed(self, frame: bytes) -> bytes:
+        return wire.sign(frame, self.key, self.boot) if self.key else frame
+
+    def _send(self, frame: bytes) -> None:
+        self.write(self._signed(frame))
 
     def sense(self, sensor: str, value: int, width_us: int = 12000) -> int:
         """Report a sensor change like the firmware does; returns its seq."""
@@ -57,8 +66,8 @@ class VirtualBoard:
         kind = self.sensors[sensor]
         self.seq += 1
         t_us = int((time.monotonic() - self.t0) * 1e6) & (2**30 - 1)
-        frame = up_frame(Event(None, self.board, self.boot, self.seq, sensor, kind, value, t_us,
-                               width_us if kind == "beam" else 0))
+        frame = self._signed(up_frame(Event(None, self.board, self.boot, self.seq, sensor, kind, value, t_us,
+                                            width_us if kind == "beam" else 0)))
         self.outbox[self.seq] = frame
         self.counters["events"] += 1
         self.write(frame)
@@ -72,6 +81,10 @@ class VirtualBoard:
             return
         if not fields or fields[0] != self.board:
             return  # addressed to another board on the same link
+        if self.key and not (wire.verify(line, self.key, self.boot)
+                             or (typ == "ping" and wire.verify(line, self.key, 0))):
+            self.counters["bad-frames"] += 1  # forged or for another boot: no answer, as the firmware
+            return
         if typ == "evack":
             if fields[1] == self.boot:
                 done = [s for s in self.outbox if s <= fields[2]]
@@ -80,17 +93,26 @@ class VirtualBoard:
                 if done:
                     self.progress = time.monotonic()
             return
-        self.counters["commands"] += 1
         msgid = fields[1]
+        if typ == "ping":  # the host's resync: hello first (so the ack's boot is known), ack, the outbox
+            self.counters["commands"] += 1
+            self.hello()
+            self._send(up_frame(Reply(None, self.board, msgid, True)))
+            self.resend()
+            return
+        d = (msgid - self.msgid) % wire.MSGID
+        if self.key and self.msgid and (d == 0 or d > wire.MSGID // 2):
+            self.counters["bad-frames"] += 1  # a recorded command played back
+            return
+        self.msgid = msgid
+        self.counters["commands"] += 1
         if typ == "led":
             _b, _m, target, pattern, rgb, period = fields
             self.pixels[target] = (pattern, rgb, period)
             if self.on_led:
                 self.on_led(self.board, target, pattern, rgb)
-        if typ in ("led", "config", "ping"):
-            self.write(up_frame(Reply(None, self.board, msgid, True)))
-        if typ == "ping":  # the host's resync
-            self.resync()
+        if typ in ("led", "config"):
+            self._send(up_frame(Reply(None, self.board, msgid, True)))
 
     def resync(self) -> None:
         """hello, then the whole outbox oldest first: after a ping or a reconnect, as the firmware does."""
@@ -231,13 +253,15 @@ class Simulator:
     """Virtual boards for every board of a table map; press(object, value) acts as its sensor."""
 
     def __init__(self, tmap: TableMap, mqtt_url: str | None = None, username: str | None = None,
-                 password: str | None = None, tls: bool = False, tls_ca: str | None = None):
+                 password: str | None = None, tls: bool = False, tls_ca: str | None = None,
+                 keys: dict[str, bytes] | None = None):
         self.tmap = tmap
         self.boards: dict[str, VirtualBoard] = {}
         self.links: dict[str, PtyLink | MqttLink] = {}
         self._keeper: asyncio.Task | None = None
         for b in sorted(tmap.boards):
-            vb = VirtualBoard(b, tmap.sensors_of(b), str(tmap.boards[b].get("profile", "sim")), tmap.table)
+            vb = VirtualBoard(b, tmap.sensors_of(b), str(tmap.boards[b].get("profile", "sim")), tmap.table,
+                              (keys or {}).get(b))
             self.boards[b] = vb
             self.links[b] = (MqttLink(vb, mqtt_url, tmap.table, username, password, tls, tls_ca) if mqtt_url
                              else PtyLink(vb))

@@ -14,7 +14,8 @@ the '*'. A frame is at most MAX_FRAME bytes including the newline. See
 docs/protocol.md for the meaning of every field.
 """
 
-from binascii import crc32
+from binascii import crc32, hexlify
+from hashlib import sha256  # MicroPython has it too (no hmac module: HMAC is done below)
 
 VERSION = 2  # 2: hello carries acked (resync before accept); see docs/protocol.md
 MAX_FRAME = 512
@@ -29,7 +30,7 @@ MSGID = 999999999  # the host's msgids run 1..MSGID and wrap; a board answers ms
 SPEC = {
     # board -> host
     "hello": (("board", "n"), ("boot", "x", 1, U32), ("firmware", "s"), ("proto", "i", 0, 65535),
-              ("profile", "s"), ("sensors", "s"), ("acked", "i", 0, U32)),
+              ("profile", "s"), ("sensors", "s"), ("acked", "i", 0, U32), ("msgid", "i", 0, MSGID)),
     "event": (("board", "n"), ("boot", "x", 1, U32), ("seq", "i", 1, U32), ("sensor", "n"), ("kind", "s"),
               ("value", "i", 0, 1), ("t_us", "i", 0, TICKS), ("width_us", "i", 0, TICKS)),
     "beat": (("board", "n"), ("boot", "x", 1, U32), ("uptime_ms", "i", 0, U32), ("dropped", "i", 0, U32),
@@ -48,7 +49,7 @@ HELLO_V1 = SPEC["hello"][:6]
 # One letter per field (n counts as s), for code that only needs the shape.
 SCHEMA = {}
 for _t, _fields in SPEC.items():
-    SCHEMA[_t] = "".join("s" if f[1] == "n" else f[1] for f in _fields)
+    SCHEMA[_t] = "".join("s" if f[1] == "n" else str(f[1]) for f in _fields)
 KINDS = ("beam", "tilt", "presence")
 PATTERNS = ("off", "solid", "blink", "pulse", "chase")
 ID_MAX = 32
@@ -61,6 +62,8 @@ R_TYPE = "unknown-type"
 R_FIELDS = "fields"
 R_RANGE = "range"
 R_ID = "id"
+R_MAC = "mac"
+MAC_LEN = 8  # bytes of HMAC-SHA256 kept, as 16 hex digits: a forger needs about 2^64 tries
 
 _HEX = b"0123456789abcdef"
 _DEC = b"0123456789"
@@ -179,6 +182,11 @@ def decode(line):
         raise WireError(R_CRC)
     if not _only(body, _TEXT):
         raise WireError(R_SYNTAX, "not printable ASCII")
+    m = body.rfind(b" ~")
+    if m >= 0:  # a signed frame: the MAC is checked by whoever holds the key (verify)
+        if len(body) - m != 2 + 2 * MAC_LEN or not _only(body[m + 2:], _HEX):
+            raise WireError(R_SYNTAX, "bad MAC digits")
+        body = body[:m]
     parts = body.split(b" ")
     typ = parts[0].decode()
     spec = SPEC.get(typ)
@@ -207,6 +215,63 @@ def decode(line):
     if spec is HELLO_V1 and out[3] != 1:
         raise WireError(R_FIELDS, "hello of protocol %d takes %d fields, got 6" % (out[3], len(SPEC["hello"])))
     return typ, tuple(out)
+
+
+# --- signing: HMAC-SHA256 over every frame, one key per board -------------------------------
+
+
+_PADS = {}  # type: dict  # key -> (inner pad, outer pad): made once per key, not per frame
+
+
+def _pads(key):
+    p = _PADS.get(key)
+    if p is None:
+        k = sha256(key).digest() if len(key) > 64 else key
+        k = k + bytes(64 - len(k))
+        p = (bytes([c ^ 0x36 for c in k]), bytes([c ^ 0x5C for c in k]))
+        if len(_PADS) < 256:  # a table has a handful of boards; never grow without bound
+            _PADS[key] = p
+    return p
+
+
+def hmac_sha256(key, msg):
+    """HMAC-SHA256 (RFC 2104) on hashlib.sha256 alone: MicroPython has no hmac module."""
+    ipad, opad = _pads(key)
+    inner = sha256(ipad)
+    inner.update(msg)
+    outer = sha256(opad)
+    outer.update(inner.digest())
+    return outer.digest()
+
+
+def _mac(key, boot, body):
+    # The board's boot id is signed with every frame, also with those that do not carry it (ack,
+    # led, ...): a frame recorded during one boot does not verify during the next.
+    return hexlify(hmac_sha256(key, b"%x " % boot + body)[:MAC_LEN])
+
+
+def sign(frame, key, boot):
+    """A frame from encode() with its MAC: `<body> ~<16 hex>*<crc>`. boot: the board's current boot
+    (0 for a ping to a board whose boot the host does not know yet)."""
+    star = frame.rfind(b"*")
+    body = frame[:star] + b" ~" + _mac(key, boot, frame[:star])
+    out = b"%s*%08x\n" % (body, crc32(body) & 0xFFFFFFFF)
+    if len(out) > MAX_FRAME:
+        raise WireError(R_LENGTH, "%d bytes signed" % len(out))
+    return out
+
+
+def verify(line, key, boot):
+    """True if line (a frame that decodes) carries the right MAC for key and the board's boot."""
+    star = line.rfind(b"*")
+    i = line.rfind(b" ~", 0, star)
+    if i < 0 or star - i != 2 + 2 * MAC_LEN:
+        return False
+    want = _mac(key, boot, line[:i])
+    diff = 0
+    for k in range(2 * MAC_LEN):  # constant time: no early exit at the first wrong digit
+        diff |= line[i + 2 + k] ^ want[k]
+    return diff == 0
 
 
 class Splitter:

@@ -26,7 +26,12 @@ d = {"board": f[0], "boot": f[1], "seq": f[2], "sensor": f[3], "kind": f[4], "va
 for i in range(n):
     json.loads(json.dumps(d))
 t2 = time.ticks_us()
-print(n * 1e6 / time.ticks_diff(t1, t0), n * 1e6 / time.ticks_diff(t2, t1))
+k = bytes(range(16))
+for i in range(n):
+    s = wire.sign(wire.encode("event", f), k, f[1])
+    wire.decode(s)
+t3 = time.ticks_us()
+print(n * 1e6 / time.ticks_diff(t1, t0), n * 1e6 / time.ticks_diff(t2, t1), n * 1e6 / time.ticks_diff(t3, t2))
 """
 
 
@@ -42,6 +47,18 @@ def codec(n):
         dec(enc("event", FIELDS))
 
 
+KEY = bytes(range(16))
+
+
+def signed_codec(n):
+    """What a signed link costs: encode + sign on one side, decode + verify on the other."""
+    enc, dec, sign, verify = wire.encode, wire.decode, wire.sign, wire.verify
+    for _ in range(n):
+        f = sign(enc("event", FIELDS), KEY, FIELDS[1])
+        dec(f)
+        verify(f, KEY, FIELDS[1])
+
+
 def json_baseline(n):
     d = dict(zip(("board", "boot", "seq", "sensor", "kind", "value", "t_us", "width_us"), FIELDS))
     for _ in range(n):
@@ -53,14 +70,17 @@ def main():
     ours = rate(codec, N)
     raw = rate(json_baseline, N)
     benchutil.line("codec", ours, raw, "raw json dumps+loads", unit="frames/s")
+    signed = rate(signed_codec, N // 4)
+    benchutil.line("signed", signed, ours, "unsigned codec (HMAC-SHA256 MAC per frame)", unit="frames/s")
     print("         codec target >= %s frames/s encode+decode on CPython: %s" % (
         f"{TARGET:,}", "met" if ours >= TARGET else "NOT MET"), flush=True)
     if MICROPYTHON:
         code = MP_SCRIPT % (str(benchutil.ROOT / "host" / "battlement"), FIELDS, 5000)
         out = subprocess.run([MICROPYTHON, "-c", code], capture_output=True, text=True, timeout=120, check=False)
         try:
-            mp, mp_json = (float(x) for x in out.stdout.split())
+            mp, mp_json, mp_signed = (float(x) for x in out.stdout.split())
             benchutil.line("codec-mp", mp, mp_json, "raw json (MicroPython unix)", unit="frames/s")
+            benchutil.line("signed-mp", mp_signed, mp, "unsigned codec (MicroPython unix)", unit="frames/s")
         except ValueError:
             print("codec-mp  could not run under MicroPython: %s" % (out.stdout + out.stderr)[-300:])
 

@@ -72,7 +72,7 @@ def test_ping_answers_ack_and_hello(fw_code):
     assert r.of("ack") == [("tower-1", 77)]
     (hello,) = r.of("hello")
     assert hello[0] == "tower-1" and hello[4] == "pong-side" and hello[3] == 2
-    assert hello[5] == "cup-1:beam,tilt-1:tilt" and hello[6] == 0
+    assert hello[5] == "cup-1:beam,tilt-1:tilt" and hello[6] == 0 and hello[7] == 0
 
 
 def test_a_ping_is_a_resync_where_the_board_stands_then_its_whole_outbox(fw_code):

@@ -37,7 +37,7 @@ def token(spec, v):
 def valid_tokens(typ, draw):
     """Tokens of a valid frame of typ from this board (an event of a declared sensor)."""
     if typ == "hello":
-        return [BOARD, "%x" % BOOT, "1.0", str(wire.VERSION), "tower", "cup-1:beam,tilt-a:tilt", "0"]
+        return [BOARD, "%x" % BOOT, "1.0", str(wire.VERSION), "tower", "cup-1:beam,tilt-a:tilt", "0", "0"]
     if typ == "event":
         sensor = draw(st.sampled_from(sorted(SENSORS)))
         return [BOARD, "%x" % BOOT, str(draw(st.integers(1, 2**32 - 1))), sensor, SENSORS[sensor],
@@ -220,5 +220,5 @@ def test_a_value_of_two_to_the_63_is_refused_at_decode():
             wire.decode(raw("event", [BOARD, "%x" % BOOT, str(seq), "cup-1", "beam", "1", "5", "9"]))
         assert e.value.reason == "range"
     with pytest.raises(wire.WireError) as e:
-        wire.decode(raw("hello", [BOARD, "0", "1.0", "2", "tower", "-", "0"]))
+        wire.decode(raw("hello", [BOARD, "0", "1.0", "2", "tower", "-", "0", "0"]))
     assert e.value.reason == "range" and "boot 0" in str(e.value)

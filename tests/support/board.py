@@ -16,8 +16,11 @@ from battlement.messages import Beat, Event, Hello, Reply, up_frame
 
 
 class _Outbox:
-    def __init__(self, board, boot, sensors):
+    def __init__(self, board, boot, sensors, key=None):
         self.board = board
+        self.key = key  # signing key: frames signed and host frames checked, as the firmware does
+        self.msgid = 0
+        self.forged = 0  # host frames refused: bad MAC, or a command played back
         self.boot = boot
         self.sensors = dict(sensors)
         self.seq = 0
@@ -35,27 +38,41 @@ class _Outbox:
     def hello_frame(self):
         with self.lock:
             acked = min(self.outbox) - 1 if self.outbox else self.seq  # where it stands, like the firmware
-        return up_frame(Hello(None, self.board, self.boot, "test-1.0", wire.VERSION, "tower", self.sensors,
-                              None, acked))
+        return self.signed(up_frame(Hello(None, self.board, self.boot, "test-1.0", wire.VERSION, "tower",
+                                          self.sensors, None, acked, self.msgid)))
+
+    def signed(self, frame):
+        return wire.sign(frame, self.key, self.boot) if self.key else frame
 
     def event_frame(self, sensor=None, value=1, width_us=8000, kind=None):
         sensor = sensor or min(self.sensors)
         kind = kind or self.sensors.get(sensor, "beam")
         with self.lock:
             self.seq += 1
-            frame = up_frame(
+            frame = self.signed(up_frame(
                 Event(None, self.board, self.boot, self.seq, sensor, kind, value, self.seq * 1000, width_us)
-            )
+            ))
             self.outbox[self.seq] = frame
         return frame
 
     def beat_frame(self):
-        return up_frame(Beat(None, self.board, self.boot, 1000, 0, 0, 0, len(self.outbox)))
+        return self.signed(up_frame(Beat(None, self.board, self.boot, 1000, 0, 0, 0, len(self.outbox))))
 
     def _took(self, line):
         """Act on one down frame like firmware: trim on evack, answer ping (ack + hello) and commands (ack)."""
         typ, fields = wire.decode(line)
         replies = []
+        if self.key and not (wire.verify(line, self.key, self.boot)
+                             or (typ == "ping" and wire.verify(line, self.key, 0))):
+            self.forged += 1
+            return replies
+        if self.key and typ in ("led", "config"):
+            d = (fields[1] - self.msgid) % wire.MSGID
+            if self.msgid and (d == 0 or d > wire.MSGID // 2):
+                self.forged += 1  # a recorded command played back
+                return replies
+        if typ in ("led", "config"):
+            self.msgid = fields[1]
         with self.lock:
             self.down.append((typ, fields))
             if typ == "evack" and fields[1] == self.boot:
@@ -64,10 +81,11 @@ class _Outbox:
                     if oldest > fields[2]:
                         break
                     del self.outbox[oldest]
-        if typ == "ping":  # the host's resync: ack, hello, then the whole outbox, like the firmware
-            replies = [up_frame(Reply(None, self.board, fields[1], True)), self.hello_frame(), *self.unacked()]
+        if typ == "ping":  # the host's resync: hello, ack, then the whole outbox, like the firmware
+            replies = [self.hello_frame(), self.signed(up_frame(Reply(None, self.board, fields[1], True))),
+                       *self.unacked()]
         elif typ in ("led", "config"):
-            replies = [up_frame(Reply(None, self.board, fields[1], True))]
+            replies = [self.signed(up_frame(Reply(None, self.board, fields[1], True)))]
         return replies
 
     def unacked(self):
@@ -82,8 +100,8 @@ class _Outbox:
 class SerialBoard(_Outbox):
     """A board on one end of a pty pair. Call pump() to read and answer what the host sent."""
 
-    def __init__(self, path, board="tower-1", boot=0xB007, sensors=None, answer=True):
-        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"})
+    def __init__(self, path, board="tower-1", boot=0xB007, sensors=None, answer=True, key=None):
+        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"}, key)
         self.path = path
         self.answer = answer
         self.fd = None
@@ -131,9 +149,10 @@ class SerialBoard(_Outbox):
 class MqttBoard(_Outbox):
     """A board on an MQTT broker: last will 'offline', retained 'online', QoS 1 events, resend on reconnect."""
 
-    def __init__(self, port, table, board="tower-1", boot=0xB007, sensors=None, host="127.0.0.1", tls=None):
+    def __init__(self, port, table, board="tower-1", boot=0xB007, sensors=None, host="127.0.0.1", tls=None,
+                 key=None):
         """tls: an ssl.SSLContext to connect with (the broker then speaks TLS only)."""
-        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"})
+        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"}, key)
         self.table = table
         self.base = "battlement/%s/%s/" % (table, board)
         self.connected = threading.Event()

@@ -118,6 +118,13 @@ class Broker:
         _stop_proc(self.proc)
         self.proc = None
 
+    def kill(self):
+        """SIGKILL: the broker dies without a goodbye to anyone (no will, no DISCONNECT)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+        self.proc = None
+
     def restart(self):
         self.stop()
         self.start()

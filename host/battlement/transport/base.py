@@ -45,7 +45,7 @@ from battlement.wire import WireError
 # path, which names the reason. It accepts exactly what wire.decode accepts for an event.
 _ID = rb"([a-z0-9-]{1,32})"
 _NUM = rb"(0|[1-9][0-9]{0,9})"
-_EVENT = re.compile(rb"event %s ([1-9a-f][0-9a-f]{0,7}) ([1-9][0-9]{0,9}) %s (%s) ([01]) %s %s" % (
+_EVENT = re.compile(rb"event %s ([1-9a-f][0-9a-f]{0,7}) ([1-9][0-9]{0,9}) %s (%s) ([01]) %s %s(?: ~[0-9a-f]{16})?" % (
     _ID, _ID, "|".join(wire.KINDS).encode(), _NUM, _NUM))
 _CRC = re.compile(rb"\*([0-9a-f]{8})\r?\n?")
 
@@ -77,6 +77,10 @@ class Transport:
         self.log: Callable[[str], None] | None = None  # notable happenings (gaps, hot-plug) for the monitor
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue = asyncio.Queue()  # (message or None, (key, boot, seq) it lets us ack or None)
+        # Signing (docs/protocol.md, "Signed frames"): with signed set, every frame from a board must carry
+        # the MAC of its key, and every frame to it gets one. keys: (table, board) -> key (table None on serial).
+        self.signed = False
+        self.keys: dict[tuple, bytes] = {}
         self.acks_on_commit = False  # True: evack only what the consumer said it committed (committed())
         self._taken: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) the consumer has taken
         self._committed: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) safe to acknowledge
@@ -84,6 +88,7 @@ class Transport:
         self._pending: dict[tuple, list[Event]] = {}
         self._sensors: dict[tuple, dict[str, str]] = {}  # (table, board) -> sensors its current hello declared
         self._pinged: dict[tuple, float] = {}
+        self._unsynced: set[tuple] = set()  # boards heard before on a link that has since dropped
         self._evack_due: set[tuple] = set()
         self._evack_timer: asyncio.TimerHandle | None = None
         self._msgid = 0
@@ -150,7 +155,7 @@ class Transport:
         except WireError as e:
             raise BadCommand("%s for board %s: %s" % (type(cmd).__name__.lower(), cmd.board, e.detail or e))
         link = self._link_for(cmd.board, cmd.table)
-        self._write(link, cmd.board, frame)
+        self._out(link, link if self.KEYED_BY_TABLE else None, cmd.board, frame)
         return self._msgid
 
     # --- for subclasses ------------------------------------------------------------
@@ -160,6 +165,27 @@ class Transport:
 
     def _write(self, link, board: str, frame: bytes) -> None:
         raise NotImplementedError
+
+    def _out(self, link, table: str | None, board: str, frame: bytes, boot: int | None = None) -> None:
+        """Write a frame to a board, signed with its key for its current boot (or `boot`) when signing is on."""
+        if self.signed:
+            key = self.keys.get((table, board))
+            if key is None:  # a board with no key is never heard either
+                self._count("unsent")
+                return
+            frame = wire.sign(frame, key, boot if boot is not None else self.inbox.boot((table, board)) or 0)
+        self._write(link, board, frame)
+
+    def _authentic(self, line: bytes, table: str | None, board: str, boot: int | None, link) -> bool:
+        """With signing on: the frame carries the MAC of the board's key over this boot (else counted: mac)."""
+        if not self.signed:
+            return True
+        key = self.keys.get((table, board))
+        if key is not None and boot is not None and wire.verify(line, key, boot):
+            return True
+        why = "no key for board %s" % board if key is None else "no valid MAC for board %s" % board
+        self._reject(wire.R_MAC, link, why)
+        return False
 
     def _note(self, text: str) -> None:
         if self.log:
@@ -178,6 +204,8 @@ class Transport:
             return  # blank lines resync the stream; not an error
         ev = _fast_event(line, table)
         if ev is not None and (board is None or ev.board == board):
+            if not self._authentic(line, table, ev.board, ev.boot, link):
+                return
             if self.allow is not None and ev.board not in self.allow:
                 self._reject("unknown-board", link, "%s is not in the allow-list" % ev.board)
             else:
@@ -194,6 +222,9 @@ class Transport:
             # Show the start of the line: often a board's own message (boot banner, a traceback).
             text = "".join(chr(c) if 32 <= c < 127 else "?" for c in line[:72].rstrip(b"\r\n"))
             self._reject(e.reason, link, "%s: %s" % (e.detail or e.reason, text))
+            return
+        boot = msg.boot if not isinstance(msg, Reply) else self.inbox.boot((table, msg.board))
+        if not self._authentic(line, table, msg.board, boot, link):
             return
         if self.allow is not None and msg.board not in self.allow:
             self._reject("unknown-board", link, "%s is not in the allow-list" % msg.board)
@@ -220,6 +251,7 @@ class Transport:
             self._reject("proto", link, "%s speaks protocol v%d, this host v%d" % (msg.board, msg.proto, wire.VERSION))
             return
         key = (msg.table, msg.board)
+        self._msgid = max(self._msgid, msg.msgid)  # the board takes only newer commands: go on from its last
         if self.inbox.hello(key, msg.boot, msg.acked):
             self._note("board %s booted (boot %x) on %s" % (msg.board, msg.boot, link if msg.table is None else "table " + link))
         if isinstance(link, str) and msg.table is None:
@@ -229,6 +261,7 @@ class Transport:
         self.online[msg.board] = True
         self._route[key] = link
         self._pinged.pop(key, None)
+        self._unsynced.discard(key)
         at = self.inbox.acked(key)
         if at is not None and at[1] > msg.acked:
             # The journal of an earlier run holds events the board still keeps: tell it.
@@ -248,6 +281,15 @@ class Transport:
             self._on_event(ev, link)
             nxt = max(nxt, ev.seq + 1)
 
+    def _resync(self, keys, link) -> None:
+        """The link to these boards dropped and came back: what they sent meanwhile may be gone, so
+        take no event of theirs as new before a fresh hello; ask for it now (ping = resync)."""
+        for key in keys:
+            self._unsynced.add(key)
+            self._pinged.pop(key, None)
+            table, board = key
+            self._ask_hello(board, self.inbox.boot(key), table, self._route.get(key, link))
+
     def _unknown(self, board: str, boot: int, table: str | None, link) -> None:
         """A frame from a board whose hello (for this boot) we have not seen: count it, ask for a hello."""
         self._count("unknown-board")
@@ -262,11 +304,12 @@ class Transport:
             self._note("board %s%s has not said hello on %s: asking with ping"
                        % (board, "" if boot is None else " (boot %x)" % boot, link))
             self._msgid = self._msgid % 999_999_999 + 1
-            self._write(link, board, to_frame(Ping(board, table), self._msgid))
+            # Signed for the boot the board just spoke from; 0 (any boot) if it has said nothing yet.
+            self._out(link, table, board, to_frame(Ping(board, table), self._msgid), boot or 0)
 
     def _on_event(self, ev: Event, link) -> None:
         key = (ev.table, ev.board)
-        if self.inbox.boot(key) != ev.boot:
+        if self.inbox.boot(key) != ev.boot or key in self._unsynced:
             held = self._pending.setdefault(key, [])
             if len(held) >= PENDING_MAX:  # the board keeps it in its outbox; it will come again
                 held.pop(0)
@@ -316,7 +359,7 @@ class Transport:
             if acked is None or link is None:
                 continue
             table, board = key
-            self._write(link, board, to_frame(EvAck(board, acked[0], acked[1], table), 0))
+            self._out(link, table, board, to_frame(EvAck(board, acked[0], acked[1], table), 0))
 
 
 def _fast_event(line: bytes, table: str | None) -> Event | None:

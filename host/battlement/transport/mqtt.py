@@ -144,8 +144,14 @@ class MqttTransport(Transport):
             else:
                 self._link_state("connected")
                 self._settled.set()  # from now on no board message is missed
+                if self.connects > 1:  # what boards sent while we were away went nowhere: resync them
+                    self._resync(list(self._unsynced), None)
                 delay = RECONNECT_MIN
                 reason = await lost
+                # From now on, until each board's next hello, its events are not taken as new: the
+                # ones sent while we are away are lost on the way, and the first to come back would
+                # otherwise jump ahead of them.
+                self._unsynced.update(self._route)
                 self._link_state("disconnected: %s" % reason)
                 continue  # straight back: a broker restart should cost as little as possible
             self._settled.set()

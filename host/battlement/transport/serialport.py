@@ -107,6 +107,8 @@ class SerialTransport(Transport):
         assert self._loop is not None
         self._loop.add_reader(port.fd, self._readable, path)
         self._note("serial %s open" % path)
+        # Boards heard on this port before it dropped: resync before taking their events as new.
+        self._resync([(None, b) for b, h in self.boards.items() if h.port == path], path)
         return True
 
     def _close(self, path: str, why: str) -> None:

@@ -1,0 +1,156 @@
+"""Links that come and go, many times, with events flowing all along: a serial board unplugged and
+plugged back 50 times (a self-powered board keeps its outbox; now and then one reboots), and the real
+firmware over a Mosquitto that is stopped 10 times (TERM and KILL). Every event once, in order.
+"""
+
+import asyncio
+import threading
+import time
+
+import pytest
+from battlement.fwsim import FirmwareProcess
+from battlement.messages import Event
+from battlement.transport import MqttTransport, SerialTransport
+from support.aio import until
+from support.board import SerialBoard
+from support.procs import Broker, PtyPair
+
+REPLUGS = 50
+BROKER_CYCLES = 10
+
+
+def collect(t, got):
+    while (m := t.get_nowait()) is not None:
+        if isinstance(m, Event):
+            got.append((m.boot, m.seq))
+
+
+async def replugs(tmp_path, cycles):
+    pair = PtyPair(tmp_path / "pty").start()
+    board = SerialBoard(pair.b).open()
+    t = SerialTransport([pair.a], retry=0.02)
+    await t.start()
+    got: list = []
+    sent: dict[int, int] = {}  # boot -> last seq sensed
+    try:
+        board.hello()
+        for cycle in range(cycles):
+            for _ in range(3):
+                board.event()
+            sent[board.boot] = board.seq
+            if cycle % 10 == 9:  # this time the board loses power too: first let its outbox drain
+                await until(lambda: (collect(t, got), board.pump(0), not board.unacked())[-1], 10, "outbox drained")
+            board.close()
+            pair.unplug()
+            if cycle % 10 != 9:
+                board.event_frame()  # sensed while unplugged: into the outbox only
+                sent[board.boot] = board.seq
+            await until(lambda: t.links[pair.a] != "open", 5, "unplug noticed")
+            pair.replug()
+            if cycle % 10 == 9:
+                board.reboot(board.boot + 1)
+            await until(lambda: t.links[pair.a] == "open", 5, "port reopened")
+            board.open()
+            board.hello()  # after every reconnect: hello, then the whole outbox
+            board.resend()
+            collect(t, got)
+        sent[board.boot] = board.seq
+
+        def done():
+            collect(t, got)
+            board.pump(0)
+            if len(got) < sum(sent.values()):
+                board.resend()
+            return not board.unacked() and len(got) >= sum(sent.values())
+
+        await until(done, 20, "every event applied and acknowledged")
+        await asyncio.sleep(0.2)
+        collect(t, got)
+    finally:
+        await t.stop()
+        board.close()
+        pair.close()
+    want = [(boot, s) for boot in sent for s in range(1, sent[boot] + 1)]
+    assert got == want, "lost %d, doubled %d" % (len(set(want) - set(got)), len(got) - len(set(got)))
+    return t
+
+
+def test_fifty_replugs_lose_nothing_double_nothing_and_keep_order(tmp_path):
+    t = asyncio.run(asyncio.wait_for(replugs(tmp_path, REPLUGS), 120))
+    assert t.counters.get("lost", 0) == 0
+
+
+@pytest.mark.soak
+def test_soak_five_hundred_replugs(tmp_path):
+    asyncio.run(asyncio.wait_for(replugs(tmp_path, 500), 1200))
+
+
+class Balls(threading.Thread):
+    def __init__(self, fw, every=0.04):
+        super().__init__(daemon=True)
+        self.fw, self.every, self.n = fw, every, 0
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.wait(self.every):
+            self.fw.drop_ball("cup-1", width_ms=6)
+            self.n += 1
+
+    def stop(self):
+        self.halt.set()
+        self.join(5)
+        self.fw.sync()
+
+
+async def broker_cycles(tmp_path, cycles):
+    broker = Broker(tmp_path / "mqtt").start()
+    t = MqttTransport(broker.url, table="faults")
+    notes = []
+    t.log = lambda text: notes.append("%.3f %s" % (time.monotonic(), text))
+    await t.start()
+    # An outbox deep enough for the longest outage (the board's reconnect backs off up to 4 s).
+    fw = FirmwareProcess("faults-1", "pico-w", {"cup-1": "beam"}, transport="mqtt", mqtt_url=broker.url,
+                         table="faults", settings={"outbox": 1024}).start()
+    got: list = []
+    balls = Balls(fw)
+    try:
+        await until(lambda: "faults-1" in t.boards, 15, "the board's hello")
+        balls.start()
+        for cycle in range(cycles):
+            await asyncio.sleep(0.3)
+            collect(t, got)
+            if cycle % 2:
+                broker.kill()
+            else:
+                broker.stop()  # SIGTERM
+            await asyncio.sleep(0.2)  # balls keep falling into the outbox
+            broker.start()
+            await until(lambda: t.links[t.url] == "connected", 15, "host reconnected")
+        balls.stop()
+        try:
+            await until(lambda: (collect(t, got), len(got) >= balls.n)[-1], 30, "every ball")
+        except AssertionError:
+            raise AssertionError("%d of %d balls; %s; %s" % (len(got), balls.n, t.counters, fw.log()[-600:]))
+        await asyncio.sleep(1.5)  # resends after 1 s without an ack would show as doubles now
+        collect(t, got)
+    finally:
+        balls.halt.set()
+        fw.stop()
+        await t.stop()
+        broker.close()
+    seqs = [s for _, s in got]
+    assert len({b for b, _ in got}) == 1
+    lost, doubled = balls.n - len(set(seqs)), len(seqs) - len(set(seqs))
+    assert (lost, doubled) == (0, 0), "%d balls: %d lost, %d doubled" % (balls.n, lost, doubled)
+    assert seqs == list(range(1, balls.n + 1)), "applied out of order: %s" % "; ".join(notes[-20:])
+    assert t.connects >= cycles + 1
+    assert "Traceback" not in fw.log()
+
+
+def test_broker_stopped_and_killed_ten_times_loses_and_doubles_nothing(tmp_path):
+    asyncio.run(asyncio.wait_for(broker_cycles(tmp_path, BROKER_CYCLES), 150))
+
+
+@pytest.mark.soak
+def test_soak_broker_stopped_and_killed_a_hundred_times(tmp_path):
+    asyncio.run(asyncio.wait_for(broker_cycles(tmp_path, 100), 1500))
