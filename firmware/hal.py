@@ -7,6 +7,7 @@ pulse widths are exact however busy the test machine is.
 """
 
 import os
+import sys
 import time
 
 import machine
@@ -17,6 +18,8 @@ MASK = const(0x3FFFFFFF)
 HALF = const(0x20000000)
 
 _clock = getattr(machine, "sim_ticks_us", None)
+# "rp2", "esp32", or the unix port's "linux"; a simulated board says which port it stands for.
+PORT = getattr(machine, "sim_port", None) or sys.platform
 
 
 def ticks_us():

@@ -30,6 +30,7 @@ with is virtual: widths are exact and settle times pass instantly when asked
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
@@ -96,9 +97,36 @@ def stage(dest: str | pathlib.Path, compiled: bool = False, march: str | None = 
     return d
 
 
-def micropython_env(code_dir: str | pathlib.Path, extra: dict | None = None) -> dict:
+def board_modules() -> pathlib.Path:
+    """The simulated board (tests/firmware/fakes) compiled to .mpy, once per content.
+
+    Compiled, it costs the MicroPython heap little to load, so heap-limit runs measure the firmware.
+    """
+    srcs = sorted(FAKES.glob("*.py"))
+    h = hashlib.sha256()
+    for p in srcs:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    out = pathlib.Path(tempfile.gettempdir()) / ("battlement-board-" + h.hexdigest()[:16])
+    if not out.is_dir():
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="battlement-board-"))
+        for p in srcs:
+            compile_module(p, tmp / (p.stem + ".mpy"))
+        try:
+            tmp.rename(out)
+        except OSError:  # another process made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def micropython_env(code_dir: str | pathlib.Path, extra: dict | None = None, model: str | None = None) -> dict:
+    """Environment for the unix port running the firmware on the simulated board.
+
+    model: the board's timing model (ideal, rp2, esp32, esp32-gc; tests/firmware/fakes/machine.py).
+    """
     env = dict(os.environ)
-    env["MICROPYPATH"] = "%s:%s:.frozen" % (FAKES, code_dir)
+    env["MICROPYPATH"] = "%s:%s:.frozen" % (board_modules(), code_dir)
+    if model:
+        env["BATTLEMENT_BOARD"] = model
     env.update(extra or {})
     return env
 
