@@ -44,11 +44,11 @@ from umachine import *
 
 # Work costs in microseconds per port (docs/hardware.md "Timing" gives each source).
 COSTS = {
-    "ideal": {"ticks": 0, "pin_r": 0, "pin_w": 0, "encode": 0, "px": 0, "px_setup": 0, "sm_word": 0},
+    "ideal": {"ticks": 0, "pin_r": 0, "pin_w": 0, "encode": 0, "px": 0, "px_setup": 0, "sm_word": 0, "irq_run": 0},
     # RP2040 at 125 MHz running bytecode.
-    "rp2": {"ticks": 3, "pin_r": 6, "pin_w": 6, "encode": 700, "px": 30, "px_setup": 20, "sm_word": 3},
+    "rp2": {"ticks": 3, "pin_r": 6, "pin_w": 6, "encode": 700, "px": 30, "px_setup": 20, "sm_word": 3, "irq_run": 8},
     # ESP32-S3 at 240 MHz.
-    "esp32": {"ticks": 2, "pin_r": 3, "pin_w": 3, "encode": 300, "px": 30, "px_setup": 120, "sm_word": 0},
+    "esp32": {"ticks": 2, "pin_r": 3, "pin_w": 3, "encode": 300, "px": 30, "px_setup": 120, "sm_word": 0, "irq_run": 25},
 }
 MODELS = {
     # irq: kind of pin IRQ; lat: latency range (us); gc: (every us, pause us) or None
@@ -159,6 +159,7 @@ def run_until(t):
             if late > stats["late_max"]:
                 stats["late_max"] = late
             p._call()
+            _st[0] += C["irq_run"]  # the handler's own run: the next one waits for it
         else:
             break
     if t > _st[0]:
@@ -180,12 +181,16 @@ def work(us, blocks=False):
     run_until(end)
 
 
+gc_windows = []  # (from, to) of every collection, so tests can tell what a pause hid
+
+
 def collect():
     """A garbage collection: the VM stops for the model's pause (hard IRQs on rp2 still run)."""
     gc = MODEL["gc"]
     if not gc:
         return
     stats["gc"] += 1
+    gc_windows.append((_st[0], _st[0] + gc[1]))
     _st[5] = _st[0] + gc[1] + gc[0]
     work(gc[1], True)
 
@@ -231,6 +236,19 @@ def _at(t, p, lv):
     while i > _ei[0] and _edges[i - 1][0] > t:
         i -= 1
     _edges.insert(i, [t, p, lv])
+
+
+def next_due():
+    """When the next edge or garbage collection is due (None: nothing scheduled)."""
+    t = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
+    if MODEL["gc"] and (t is None or _st[5] < t):
+        t = _st[5]
+    return t
+
+
+def quiet():
+    """No edge and no handler call is waiting."""
+    return not _hard and not _soft
 
 
 def advance(us):
@@ -431,6 +449,55 @@ def soft_reset():
 
 def reset_cause():
     return 1
+
+
+class Cdc:
+    """USB-CDC as shared/tinyusb/mp_usbd_cdc.c writes it: a 256-byte FIFO (CFG_TUD_CDC_TX_BUFSIZE);
+    while the host reads, a full-speed host takes about 1 byte a us; while it does not, a write
+    waits in 1 ms steps and gives up after 500 ms (MICROPY_HW_USB_CDC_TX_TIMEOUT on rp2).
+    deaf: [(from_us, to_us)] when the host does not read."""
+
+    FIFO = 256
+
+    def __init__(self, deaf=()):
+        self.deaf = [tuple(d) for d in deaf]
+        self.fill = 0
+        self.at = 0
+        self.blocked_us = 0
+        self.dropped = 0
+
+    def _reading(self, t):
+        for a, b in self.deaf:
+            if a <= t < b:
+                return False
+        return True
+
+    def _drain(self):
+        t = _st[0]
+        if self._reading(t):
+            self.fill = max(0, self.fill - (t - self.at))
+        self.at = t
+
+    def write(self, data):
+        i = 0
+        n = len(data)
+        waited = 0
+        while i < n:
+            self._drain()
+            k = min(n - i, self.FIFO - self.fill)
+            if k > 0:
+                self.fill += k
+                i += k
+                work(k // 8 + 2)  # copying into the FIFO
+                waited = 0
+                continue
+            if waited >= 500000:
+                self.dropped += n - i
+                return i
+            work(1000)  # mp_event_wait_ms(1): scheduled handlers still run
+            waited += 1000
+            self.blocked_us += 1000
+        return n
 
 
 def _cost_encoding():

@@ -70,6 +70,7 @@ last = None
 def show(n, grb):
     """Report a frame of n pixels, grb(i) -> 0xGGRRBB, as "px rrggbb,..." without piling up garbage."""
     global last
+    machine.stats["frames"] = machine.stats.get("frames", 0) + 1
     line = _line[0]
     if len(line) != 3 + 7 * n:
         line = bytearray(b"px " + b"000000," * n)
