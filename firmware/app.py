@@ -31,6 +31,7 @@ DEFAULTS = {
     "outbox": 128,  # events kept until acknowledged
     "ring": 256,  # captured edges waiting for the sensing task
     "wdt_ms": 8000,  # watchdog: the board resets if the sensing loop stalls this long
+    "gc_ms": 1500,  # with scheduled (soft) IRQs: collect garbage this often, when every beam is lit
 }
 # Host `config` keys: "<kind or sensor id>.<setting>" (e.g. beam.min_us, tower-3.lockout_ms) or a board setting.
 SENSOR_KEYS = ("min_us", "lockout_ms", "stable_ms")
@@ -65,7 +66,8 @@ class App:
         self.rejected = 0  # host frames that failed to decode or were not for us
         self.reconnects = 0
         self.progress_ms = self.t0  # when the host last acknowledged something
-        self.led_at = self.beat_at = self.t0  # last LED frame and heartbeat of the sensing loop
+        self.led_at = self.beat_at = self.gc_at = self.t0  # last LED frame, heartbeat, collection
+        self.soft = False  # some pin IRQ is scheduled, not hard (esp32)
         self.wake = asyncio.Event()
         self.ring = Ring(self.opt["ring"])
         self.channels = []  # ring channel number -> detector with .edge(level, t)
@@ -98,6 +100,7 @@ class App:
                 det.ring = self.ring
                 self.beams.append(det)
                 det.src = EdgePin(self.ring, len(self.channels) - 1, pin, pull)
+                self.soft = self.soft or not det.src.hard
             self.sensors.append(beam)
             self.by_id[sid] = beam
             return
@@ -322,6 +325,19 @@ class App:
             self.beat_at = now_ms
             self.beat()
         self.housekeeping(now_ms)
+        if self.soft and time.ticks_diff(now_ms, self.gc_at) >= self.opt["gc_ms"]:
+            self._collect(now_ms)
+
+    def _collect(self, now_ms):
+        """Soft IRQs wait out a collection (30 ms with PSRAM): collect while every beam is lit, before
+        the heap fills and a collection starts on its own, maybe inside a ball that it would stretch."""
+        if self.ring.pending():
+            return
+        for b in self.beams:
+            if not b.quiet():
+                return
+        self.gc_at = now_ms
+        hal.collect()
 
     async def _sensing(self, wdt):
         while True:

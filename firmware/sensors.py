@@ -95,9 +95,11 @@ class EdgePin:
         self.pin = machine.Pin(pin_no, machine.Pin.IN, pull)
         self.lv = self.pin.value()  # the level the last logged edge left
         self.both = machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING
+        self.hard = True
         try:
             self.pin.irq(handler=self._irq, trigger=self.both, hard=True)
         except (TypeError, ValueError):  # esp32: no hard= (ports/esp32/machine_pin.c)
+            self.hard = False
             self.pin.irq(handler=self._soft, trigger=self.both)
 
     def _irq(self, pin):
@@ -182,6 +184,12 @@ class Beam:
     def due(self, t):
         """The open spell's light has held long enough by t: judging it is the next thing to do."""
         return self.start >= 0 and not self.broken and hal.diff(t, self.clear) >= self.lockout_us
+
+    def quiet(self):
+        """Nothing open and the beam lit: a pause now cannot fall inside a break that began before it."""
+        if self.start >= 0 or self.broken:
+            return False
+        return self.src is None or self.src.value() != self.active
 
     def judge(self):
         s = self.start
@@ -301,12 +309,14 @@ class Settled(Sensor):
         self.read = read  # current level of a direct pin, to recover from a lost edge
         self.src = None  # its EdgePin
         self.ring = None
+        self.odd = -1  # since when the pin disagrees with the edges
         self.chatter = 0
 
     def channels(self):
         return (self,)
 
     def edge(self, level, t):
+        self.odd = -1
         if level != self.level:
             self.level = level
             self.changed = t
@@ -314,9 +324,15 @@ class Settled(Sensor):
 
     def poll(self, now):
         if self.read is not None and not (self.ring is not None and self.ring.pending()):
+            # A pin that disagrees for REPAIR_US with no edge on the way lost one (a scheduled
+            # handler may still be coming in the meantime).
             lv = self.read()
-            if lv != self.level:
-                self.edge(lv, now)
+            if lv == self.level:
+                self.odd = -1
+            elif self.odd < 0:
+                self.odd = now
+            elif hal.diff(now, self.odd) >= REPAIR_US:
+                self.edge(lv, self.odd)
                 if self.src is not None:
                     self.src.resync(lv)
         state = 1 if self.level == self.active else 0

@@ -7,6 +7,7 @@ to the drops by time and counted per band: false balls for noise, missed and dou
 and each counted ball's width error.
 """
 
+import bisect
 import json
 import pathlib
 import random
@@ -125,20 +126,29 @@ def animate(leds):
 
 
 def score(truth, events):
-    """Per band: {"n", "counted" (drops with one event), "none", "double", "errors" [width us]}, and unmatched events."""
+    """Per band: {"n", "none", "one", "double", "errors" [width us]}, and the events that overlap no drop.
+
+    An event belongs to the drop its span [t, t + width] overlaps most (late IRQs shift it a little).
+    """
     out = {name: {"n": 0, "none": 0, "one": 0, "double": 0, "errors": []} for name, *_ in BANDS}
-    evs = sorted(events, key=lambda e: e[2])
-    j = 0
+    starts = [s for _, s, _ in truth]
+    got = [[] for _ in truth]
     unmatched = 0
-    for name, s, e in truth:
-        # An event belongs to the drop its start lies in (late IRQs may start it up to 1 ms late).
-        mine = []
-        while j < len(evs) and evs[j][2] < s - 1000:
+    for ev in events:
+        t, w = ev[2], ev[3]
+        a, b = t - 200, t + max(w, 0) + 200
+        k = max(0, bisect.bisect_right(starts, a) - 1)
+        best, best_ov = None, 0
+        while k < len(truth) and truth[k][1] <= b:
+            ov = min(b, truth[k][2]) - max(a, truth[k][1])
+            if ov > best_ov:
+                best, best_ov = k, ov
+            k += 1
+        if best is None:
             unmatched += 1
-            j += 1
-        while j < len(evs) and evs[j][2] <= e + 1000:
-            mine.append(evs[j])
-            j += 1
+        else:
+            got[best].append(ev)
+    for (name, s, e), mine in zip(truth, got):
         b = out[name]
         b["n"] += 1
         if not mine:
@@ -148,7 +158,6 @@ def score(truth, events):
             b["errors"].append(mine[0][3] - (e - s))
         else:
             b["double"] += 1
-    unmatched += len(evs) - j
     return out, unmatched
 
 
@@ -167,8 +176,20 @@ def wrong(name, b):
 
 
 def inside_gc(stats, s, e):
-    """The whole drop fell inside one garbage collection (the VM saw none of its edges on time)."""
+    """s..e fell inside one garbage collection (the VM saw none of its edges on time)."""
     return any(a <= s and e <= b for a, b in stats.get("gc_windows", ()))
+
+
+def hidden(truth, stats):
+    """Indexes of drops a collection hid: the whole drop, or the light before it (its edges all
+    reach the firmware in one burst after the pause, so nothing tells the two balls apart)."""
+    out = set()
+    prev_end = None
+    for i, (name, s, e) in enumerate(truth):
+        if inside_gc(stats, s, e) or (prev_end is not None and inside_gc(stats, prev_end, s)):
+            out.add(i)
+        prev_end = e
+    return out
 
 
 def measured(truth, seen):

@@ -156,14 +156,12 @@ def run_until(t):
                 p = _hard.pop(k)
                 due = p._edge_t
             late = _st[0] - due
-            if late > stats["late_max"]:
-                stats["late_max"] = late
+            stats["late_max"] = max(stats["late_max"], late)
             p._call()
             _st[0] += C["irq_run"]  # the handler's own run: the next one waits for it
         else:
             break
-    if t > _st[0]:
-        _st[0] = t
+    _st[0] = max(_st[0], t)
 
 
 def work(us, blocks=False):

@@ -12,6 +12,7 @@ import wire
 
 with open(sys.argv[1]) as f:
     scen = json.load(f)
+machine._apply("freeze")  # only the firmware's work and the timeline move the clock: runs repeat exactly
 a = app.App(scen["config"])
 usb = machine.Cdc(scen.get("deaf") or ())
 for line in scen.get("lines") or ():
@@ -73,7 +74,7 @@ def cycle(now_ms):
 
 
 # The loop's ms clock is the board's virtual one here (the firmware's own timers started on the real one).
-a.led_at = a.beat_at = machine.now() // 1000
+a.led_at = a.beat_at = a.gc_at = machine.now() // 1000
 
 
 while machine.now() < end:
