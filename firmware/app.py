@@ -183,7 +183,7 @@ class App:
         return self.ring.ctl[2] + self.dropped_events
 
     def beat(self):
-        up = time.ticks_diff(time.ticks_ms(), self.t0)
+        up = time.ticks_diff(time.ticks_ms(), self.t0) % (1 << 30)  # ticks wrap: never negative on the wire
         queued = self.ring.pending() + max(0, self.seq - self.sent)
         self.send_ctl(
             "beat", (self.board, self.boot, up, self.dropped(), queued, self.reconnects, len(self.outbox))

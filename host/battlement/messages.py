@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from battlement import wire
-from battlement.wire import R_FIELDS, R_TYPE, WireError
+from battlement.wire import R_FIELDS, R_ID, R_TYPE, WireError
 
 # --- board -> host ---------------------------------------------------------------
 
@@ -120,14 +120,21 @@ DOWN_TYPES = ("led", "config", "ping", "evack")
 
 
 def parse_sensors(tok: str) -> dict[str, str]:
-    """'cup-1:beam,tilt-a:tilt' -> {'cup-1': 'beam', 'tilt-a': 'tilt'}; '-' means no sensors."""
+    """'cup-1:beam,tilt-a:tilt' -> {'cup-1': 'beam', 'tilt-a': 'tilt'}; '-' means no sensors.
+
+    Sensor ids follow the id rule (1-32 of a-z 0-9 '-'), each once (the 512-byte frame bounds how many).
+    """
     out: dict[str, str] = {}
     if tok == "-":
         return out
     for item in tok.split(","):
         sid, sep, kind = item.partition(":")
-        if not sep or not sid or kind not in wire.KINDS:
+        if not sep or kind not in wire.KINDS:
             raise WireError(R_FIELDS, "bad sensor entry %r (want id:beam|tilt|presence)" % item[:40])
+        if not wire.is_id(sid.encode()):
+            raise WireError(R_ID, "sensor %r is not 1-%d of a-z, 0-9, '-'" % (sid[:40], wire.ID_MAX))
+        if sid in out:
+            raise WireError(R_FIELDS, "sensor %s declared twice" % sid)
         out[sid] = kind
     return out
 
@@ -139,8 +146,9 @@ def format_sensors(sensors: dict[str, str]) -> str:
 def from_frame(typ: str, fields: tuple, table: str | None = None):
     """Turn a decoded frame (wire.decode output) into a message or command object.
 
-    Raises WireError("fields") when a value is out of range (unknown sensor kind,
-    LED pattern...), so the transports count it like any other bad frame.
+    Raises WireError("fields") for a token outside its set (unknown sensor kind, LED pattern,
+    sensor list), so the transports count it like any other bad frame; wire.decode has already
+    checked every number's range and every id.
     """
     if typ == "hello":
         board, boot, firmware, proto, profile, sensors = fields
@@ -149,8 +157,6 @@ def from_frame(typ: str, fields: tuple, table: str | None = None):
         board, boot, seq, sensor, kind, value, t_us, width_us = fields
         if kind not in wire.KINDS:
             raise WireError(R_FIELDS, "unknown sensor kind %r" % kind[:20])
-        if seq < 1:
-            raise WireError(R_FIELDS, "event seq must be >= 1, got %d" % seq)
         return Event(table, board, boot, seq, sensor, kind, value, t_us, width_us)
     if typ == "beat":
         return Beat(table, *fields)

@@ -39,11 +39,11 @@ def game_objects(game: str, options: dict | None = None) -> dict[str, str] | Non
     `options` are the table's game options (a Medieval Madness table may be built for its own board).
     """
     if game == "ringo":
-        from shared_rules import ringo
+        from shared_rules.ringo import rules as ringo
 
         return {name: "presence" for name in ringo.NAMES}
     if game == "battleground":
-        from shared_rules import battleground as bg
+        from shared_rules.battleground import rules as bg
         from shared_rules.engine import complete_options
 
         # Every piece the largest army can field; required_objects() asks only for the default army.
@@ -52,14 +52,14 @@ def game_objects(game: str, options: dict | None = None) -> dict[str, str] | Non
         state = bg.setup(complete_options(bg, most), 0)
         return {p: "tilt" for side in bg.SIDES for p in bg.tilt_pieces(state, side)}
     if game == "medieval-pong":
-        from shared_rules import medieval_pong as mp
+        from shared_rules.medieval_pong import rules as mp
 
         out = {"%s.%s" % (side, t): "beam" for side in mp.SIDES for t in mp.tower_names(2)}
         # optional: the tilt switch in each tower (a roof or tower knocked over)
         out.update({"%s.%s.tilt" % (side, t): "tilt" for side in mp.SIDES for t in mp.tower_names(2)})
         return out
     if game == "plingpong":
-        from shared_rules import plingpong
+        from shared_rules.plingpong import rules as plingpong
 
         return {c["cup"]: "beam" for c in plingpong.table({"players": 4})}
     if game == "medieval-madness":
@@ -74,8 +74,8 @@ def space_object(number: int) -> str:
 
 
 def _madness_spaces(options: dict | None) -> list[int]:
-    from shared_rules import medieval_madness as mm
     from shared_rules.engine import Illegal
+    from shared_rules.medieval_madness import rules as mm
 
     try:
         return [s["id"] for s in mm.board_view(options)]
@@ -86,18 +86,18 @@ def _madness_spaces(options: dict | None) -> list[int]:
 def required_objects(game: str, options: dict | None = None) -> list[str]:
     """The game objects a table must map for the game options it is built for (default set-up)."""
     if game == "medieval-pong":
-        from shared_rules import medieval_pong as mp
+        from shared_rules.medieval_pong import rules as mp
 
         sets = (options or {}).get("sets", 1)
         return sorted("%s.%s" % (side, t) for side in mp.SIDES for t in mp.tower_names(sets if sets in (1, 2) else 1))
     if game == "battleground":
-        from shared_rules import battleground as bg
+        from shared_rules.battleground import rules as bg
         from shared_rules.engine import complete_options
 
         state = bg.setup(complete_options(bg, {}), 0)
         return sorted(p for side in bg.SIDES for p in bg.tilt_pieces(state, side))
     if game == "plingpong":
-        from shared_rules import plingpong
+        from shared_rules.plingpong import rules as plingpong
 
         return sorted(c["cup"] for c in plingpong.table(options or {}))
     return sorted(game_objects(game, options) or {})

@@ -19,23 +19,37 @@ from binascii import crc32
 VERSION = 1
 MAX_FRAME = 512
 
-# type -> field schema: one letter per field.
-#   s: token (str), i: decimal int, x: hex int (boot ids)
-SCHEMA = {
+# type -> fields: (name, encoding[, lowest, highest]) per field. Encodings:
+#   n: an id (board, sensor, LED target): 1-32 of a-z 0-9 '-'
+#   s: a token from the safe charset        i: decimal int, x: lowercase hex int (boot ids, colours)
+# Every number must lie in its range; a C board can keep every one in a uint32_t.
+U32 = 0xFFFFFFFF
+TICKS = 0x3FFFFFFF  # t_us, width_us: the board's microsecond clock wraps at 2^30 (MicroPython's ticks_us)
+MSGID = 999999999  # the host's msgids run 1..MSGID and wrap; a board answers msgid 0 to a frame it could not read
+SPEC = {
     # board -> host
-    "hello": "sxsiss",  # board boot firmware proto profile sensors("id:kind,...")
-    "event": "sxissiii",  # board boot seq sensor kind value t_us width_us
-    "beat": "sxiiiii",  # board boot uptime_ms dropped queued reconnects outbox
-    "ack": "si",  # board msgid
-    "error": "sis",  # board msgid reason
+    "hello": (("board", "n"), ("boot", "x", 1, U32), ("firmware", "s"), ("proto", "i", 0, 65535),
+              ("profile", "s"), ("sensors", "s")),
+    "event": (("board", "n"), ("boot", "x", 1, U32), ("seq", "i", 1, U32), ("sensor", "n"), ("kind", "s"),
+              ("value", "i", 0, 1), ("t_us", "i", 0, TICKS), ("width_us", "i", 0, TICKS)),
+    "beat": (("board", "n"), ("boot", "x", 1, U32), ("uptime_ms", "i", 0, U32), ("dropped", "i", 0, U32),
+             ("queued", "i", 0, U32), ("reconnects", "i", 0, U32), ("outbox", "i", 0, U32)),
+    "ack": (("board", "n"), ("msgid", "i", 0, MSGID)),
+    "error": (("board", "n"), ("msgid", "i", 0, MSGID), ("reason", "s")),
     # host -> board
-    "led": "sissxi",  # board msgid target pattern rgb period_ms
-    "config": "siss",  # board msgid key value
-    "ping": "si",  # board msgid
-    "evack": "sxi",  # board boot seq  (cumulative: every event up to seq arrived)
+    "led": (("board", "n"), ("msgid", "i", 1, MSGID), ("target", "n"), ("pattern", "s"), ("rgb", "x", 0, 0xFFFFFF),
+            ("period_ms", "i", 0, 3600000)),
+    "config": (("board", "n"), ("msgid", "i", 1, MSGID), ("key", "s"), ("value", "s")),
+    "ping": (("board", "n"), ("msgid", "i", 1, MSGID)),
+    "evack": (("board", "n"), ("boot", "x", 1, U32), ("seq", "i", 0, U32)),  # cumulative: every event up to seq
 }
+# One letter per field (n counts as s), for code that only needs the shape.
+SCHEMA = {}
+for _t, _fields in SPEC.items():
+    SCHEMA[_t] = "".join("s" if f[1] == "n" else f[1] for f in _fields)
 KINDS = ("beam", "tilt", "presence")
 PATTERNS = ("off", "solid", "blink", "pulse", "chase")
+ID_MAX = 32
 
 # Reasons a frame is rejected; the host counts rejections under these names.
 R_LENGTH = "length"
@@ -43,9 +57,14 @@ R_CRC = "crc"
 R_SYNTAX = "syntax"
 R_TYPE = "unknown-type"
 R_FIELDS = "fields"
+R_RANGE = "range"
+R_ID = "id"
 
 _HEX = b"0123456789abcdef"
+_DEC = b"0123456789"
 _SAFE = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:,-="
+_ID = b"abcdefghijklmnopqrstuvwxyz0123456789-"
+_TEXT = _SAFE + b" *!\"#$%&'()+/;<>?@[\\]^`{|}~"  # printable ASCII: what a frame may contain at all
 
 
 class WireError(ValueError):
@@ -79,22 +98,53 @@ def _safe(tok):
     return bool(tok) and _only(tok, _SAFE)
 
 
+def is_id(tok):
+    """An id (board, sensor, LED target, table): 1-32 of a-z 0-9 '-', as bytes."""
+    return 0 < len(tok) <= ID_MAX and _only(tok, _ID)
+
+
+def _number(tok, spec):
+    """A decimal or hex token (bytes) as an int in spec's range; WireError naming the field otherwise."""
+    name = spec[0]
+    hexa = spec[1] == "x"
+    # One spelling per number: no sign, no 0x, no '_', no leading zero (int() would take them all).
+    if not tok or not _only(tok, _HEX if hexa else _DEC) or (len(tok) > 1 and tok[0] == 48):
+        raise WireError(R_FIELDS, "%s is not a %s number: %s" % (name, "hex" if hexa else "decimal", tok[:20].decode()))
+    if len(tok) > (8 if hexa else 10):
+        raise WireError(R_RANGE, "%s %s... is over %d" % (name, tok[:12].decode(), spec[3]))
+    v = int(tok, 16 if hexa else 10)
+    if v < spec[2] or v > spec[3]:
+        raise WireError(R_RANGE, "%s %d is outside %d..%d" % (name, v, spec[2], spec[3]))
+    return v
+
+
+def _in_range(v, spec):
+    if not isinstance(v, int) or isinstance(v, bool) or v < spec[2] or v > spec[3]:
+        raise WireError(R_RANGE, "%s %r is outside %d..%d" % (spec[0], v, spec[2], spec[3]))
+
+
 def encode(typ, fields):
-    """Encode one frame. fields follow SCHEMA[typ]; returns bytes ending in b'\\n'."""
-    schema = SCHEMA[typ]
-    if len(fields) != len(schema):
-        raise WireError(R_FIELDS, "%s takes %d fields, got %d" % (typ, len(schema), len(fields)))
+    """Encode one frame. fields follow SPEC[typ]; returns bytes ending in b'\\n'.
+
+    Raises WireError for a value the wire cannot carry (so a board never sends a frame the host rejects).
+    """
+    spec = SPEC[typ]
+    if len(fields) != len(spec):
+        raise WireError(R_FIELDS, "%s takes %d fields, got %d" % (typ, len(spec), len(fields)))
     parts = [typ]
-    for f, kind in zip(fields, schema):
-        if kind == "s":
+    for f, fs in zip(fields, spec):
+        kind = fs[1]
+        if kind == "s" or kind == "n":
             tok = str(f)
-            if not _safe(tok.encode()):
+            b = tok.encode()
+            if kind == "n" and not is_id(b):
+                raise WireError(R_ID, "%s %r is not 1-%d of a-z, 0-9, '-'" % (fs[0], tok[:40], ID_MAX))
+            if not _safe(b):
                 raise WireError(R_FIELDS, "unsafe token %r" % tok)
             parts.append(tok)
-        elif kind == "x":
-            parts.append("%x" % f)
         else:
-            parts.append("%d" % f)
+            _in_range(f, fs)
+            parts.append(("%x" if kind == "x" else "%d") % f)
     body = " ".join(parts).encode()
     frame = b"%s*%08x\n" % (body, crc32(body) & 0xFFFFFFFF)
     if len(frame) > MAX_FRAME:
@@ -125,30 +175,31 @@ def decode(line):
     want = int(line[star + 1 : n], 16)
     if crc32(body) & 0xFFFFFFFF != want:
         raise WireError(R_CRC)
-    try:
-        parts = body.decode().split(" ")
-    except UnicodeError:
-        raise WireError(R_SYNTAX, "not ASCII")
-    typ = parts[0]
-    schema = SCHEMA.get(typ)
-    if schema is None:
+    if not _only(body, _TEXT):
+        raise WireError(R_SYNTAX, "not printable ASCII")
+    parts = body.split(b" ")
+    typ = parts[0].decode()
+    spec = SPEC.get(typ)
+    if spec is None:
         raise WireError(R_TYPE, typ[:20])
-    if len(parts) - 1 != len(schema):
-        raise WireError(R_FIELDS, "%s takes %d fields, got %d" % (typ, len(schema), len(parts) - 1))
+    if len(parts) - 1 != len(spec):
+        raise WireError(R_FIELDS, "%s takes %d fields, got %d" % (typ, len(spec), len(parts) - 1))
     out = []
     i = 1
-    for kind in schema:
+    for fs in spec:
         tok = parts[i]
         i += 1
-        if kind == "s":
-            if not _safe(tok.encode()):
-                raise WireError(R_FIELDS, "unsafe token")
-            out.append(tok)
+        kind = fs[1]
+        if kind == "n":
+            if not is_id(tok):
+                raise WireError(R_ID, "%s %s is not 1-%d of a-z, 0-9, '-'" % (fs[0], tok[:40].decode(), ID_MAX))
+            out.append(tok.decode())
+        elif kind == "s":
+            if not _safe(tok):
+                raise WireError(R_FIELDS, "unsafe token in %s" % fs[0])
+            out.append(tok.decode())
         else:
-            try:
-                out.append(int(tok, 16 if kind == "x" else 10))
-            except ValueError:
-                raise WireError(R_FIELDS, "not a number: %s" % tok[:20])
+            out.append(_number(tok, fs))
     return typ, tuple(out)
 
 

@@ -7,17 +7,16 @@ game from .mpy files beside the same game from source.
 CPython rates use CPU time (time.process_time) so other work on the machine does not skew them.
 """
 
-import os
 import shutil
-import subprocess
 import tempfile
 
 import benchutil
 from benchutil import MP_ONE_GAME, rate, smallest_heap
+from support.heap import compile_games
 from support.procs import MICROPYTHON
 
 from shared_rules import engine
-from shared_rules import medieval_madness as mm
+from shared_rules.medieval_madness import rules as mm
 
 GAMES = 300
 MP_GAMES = 60
@@ -28,24 +27,14 @@ def rules_playout(opts, seed):
 
 
 MP_GAME_BODY = """
-from shared_rules import medieval_madness as mm
+from shared_rules.medieval_madness import rules as mm
 engine.playout(mm, engine.complete_options(mm, {"players": 4}), 3, mm.MAX_STEPS)
 """
-
-MODULES = ("__init__", "engine", "medieval_madness", "mm_castle", "mm_board")
-
 
 def mpy_tree():
     """A folder holding the rules as .mpy files plus the board data, laid out as on a board."""
     top = tempfile.mkdtemp(prefix="battlement-mm-mpy-")
-    pkg = os.path.join(top, "shared_rules")
-    os.makedirs(os.path.join(pkg, "data"))
-    src = benchutil.ROOT / "shared_rules"
-    shutil.copy(src / "data" / "medieval_madness_board.json", os.path.join(pkg, "data"))
-    cross = shutil.which("mpy-cross") or os.path.join(os.path.dirname(MICROPYTHON), "mpy-cross")
-    for name in MODULES:
-        subprocess.run([cross, "-o", os.path.join(pkg, name + ".mpy"), str(src / (name + ".py"))],
-                       check=True, capture_output=True)
+    compile_games(top, ["medieval_madness"])
     return top
 
 

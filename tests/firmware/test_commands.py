@@ -82,7 +82,7 @@ def test_outbox_kept_until_evack_and_resent_when_the_host_is_silent(fw_code, mod
     ops = ["freeze"] + ball() + ball() + ball() + ["take"]  # sent once
     ops += ["take"]  # nothing new
     ops += ["house 1100", "take"]  # no evack for a second: all three again
-    ops += ["line " + frame("evack", "tower-1", 0, 2)]  # for another boot: ignored
+    ops += ["line " + frame("evack", "tower-1", 1, 2)]  # for another boot: ignored
     ops += ["house 1100", "take"]
     r = run_scenario(fw_code, CONFIG, ops + ["beat"], model=model)
     seqs = [e[2] for e in r.events()]

@@ -90,7 +90,7 @@ def test_frames_become_messages_and_back():
         (Led("tower-1", "ring", "sparkle", 0), "pattern 'sparkle'"),
         (Led("tower-1", "ring", "solid", 0x1000000), "colour"),
         (Led("tower-1", "ring", "blink", 0xFF, -5), "negative"),
-        (Led("tower 1", "ring", "solid", 0xFF), "unsafe token"),
+        (Led("tower 1", "ring", "solid", 0xFF), "board .tower 1. is not 1-32 of a-z"),
     ],
 )
 def test_bad_commands_say_what_is_wrong(cmd, words):
@@ -100,14 +100,15 @@ def test_bad_commands_say_what_is_wrong(cmd, words):
 
 def test_bad_values_in_frames_are_field_errors():
     bad = [
-        ("event", ("tower-1", 1, 1, "cup-1", "laser", 1, 0, 0)),
-        ("event", ("tower-1", 1, 0, "cup-1", "beam", 1, 0, 0)),
-        ("hello", ("tower-1", 1, "1.0", 1, "tower", "cup-1")),
+        ("event", ("tower-1", 1, 1, "cup-1", "laser", 1, 0, 0), "fields"),
+        ("hello", ("tower-1", 1, "1.0", 1, "tower", "cup-1"), "fields"),
+        ("hello", ("tower-1", 1, "1.0", 1, "tower", "cup-1:beam,cup-1:tilt"), "fields"),
+        ("hello", ("tower-1", 1, "1.0", 1, "tower", "Cup-1:beam"), "id"),
     ]
-    for typ, fields in bad:
+    for typ, fields, reason in bad:
         with pytest.raises(WireError) as e:
             from_frame(typ, fields)
-        assert e.value.reason == "fields"
+        assert e.value.reason == reason, fields
 
 
 def test_a_late_hello_of_an_earlier_boot_does_not_replay_its_events():

@@ -56,7 +56,7 @@ def test_games_lists_battleground_with_its_options():
 
 def test_every_cue_the_rules_emit_is_documented_and_every_cited_test_exists():
     doc = DOC.read_text()
-    source = (ROOT / "shared_rules" / "battleground.py").read_text()
+    source = (ROOT / "shared_rules" / "battleground" / "rules.py").read_text()
     for name in sorted(set(re.findall(r'cue\(fx, "([a-z.]+)"', source))):
         assert "| `%s` |" % name in doc, "cue %s is not in docs/rules/battleground.md" % name
     tests = ""
@@ -70,7 +70,7 @@ def test_every_cue_the_rules_emit_is_documented_and_every_cited_test_exists():
 
 def test_every_input_type_is_in_the_vocabulary_table():
     doc = DOC.read_text()
-    source = (ROOT / "shared_rules" / "battleground.py").read_text()
+    source = (ROOT / "shared_rules" / "battleground" / "rules.py").read_text()
     known = re.search(r"known: ([a-z, ]+)\)", source).group(1).split(", ")
     for t in known:
         assert "| `%s` |" % t in doc, "input %s is not in the vocabulary table" % t

@@ -8,21 +8,20 @@ docs/rules/battleground.md; `make bench` prints the smallest heap, worst over th
 """
 
 import pytest
-from support.heap import RULES, compiled, games_code, loads_from_mpy, match_games, play_games, run
+from support.heap import compiled, games_code, loads_from_mpy, match_games, play_games, run
 
-from shared_rules import battleground
+from shared_rules.battleground import rules as battleground
 
 GAME = "battleground"
 # The largest table: every option at its most pieces, Armory Pack on.
 LARGEST = {"warriors": 8, "flags": 5, "bricks": 8, "power_disks": 4, "armory": "on"}
-# A tilt from a warrior the table does not have: refused, with its reason (battleground_reasons).
+# A tilt from a warrior the table does not have: refused, with its reason (battleground/reasons.py).
 REFUSE = ({"t": "fell", "piece": "orcs.warrior9"}, ("unknown piece",))
 
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
-    return compiled(tmp_path_factory, "battleground-heap",
-                    [RULES / (name + ".py") for name in ("__init__", "engine", "battleground", "battleground_reasons")])
+    return compiled(tmp_path_factory, "battleground-heap", ["battleground"])
 
 
 def option_choices():
@@ -37,7 +36,7 @@ def option_choices():
 
 
 def test_the_rules_load_from_mpy_not_from_source(board):
-    loads_from_mpy(board, GAME, "battleground")
+    loads_from_mpy(board, GAME, "battleground.rules")
 
 
 def test_default_games_fit_in_a_64k_heap(board):
@@ -62,7 +61,7 @@ def test_a_match_copying_the_state_for_each_input_fits_in_a_64k_heap(board):
 
 
 def test_refused_inputs_get_their_reason_on_a_board_in_a_64k_heap(board):
-    # The reasons are loaded on the first refusal (battleground_reasons) and stay.
+    # The reasons are loaded on the first refusal (battleground/reasons.py) and stay.
     for options in (None, {"warriors": 8}, {"armory": "on"}):
         assert match_games(board, "64K", GAME, options, range(1, 9), REFUSE) > 0
 

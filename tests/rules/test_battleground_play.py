@@ -12,7 +12,7 @@ OPTION_SETS = (
     {"warriors": 8, "flags": 5, "power_disks": 4, "armory": "on"},
 )
 # From the rules module's own path: the tests may run from any directory, under either interpreter.
-EXAMPLE = BG.__file__.rsplit("/", 2)[0] + "/docs/examples/battleground.jsonl"
+EXAMPLE = BG.__file__.rsplit("/", 3)[0] + "/docs/examples/battleground.jsonl"
 
 
 def table_is_consistent(m, inp, fx):

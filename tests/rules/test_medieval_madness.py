@@ -1,6 +1,6 @@
 """Medieval Madness: one scenario per rulebook clause (see docs/rules/medieval-madness.md).
 
-Space numbers are the standard board's (shared_rules/data/medieval_madness_board.json):
+Space numbers are the standard board's (shared_rules/medieval_madness/data/medieval_madness_board.json):
 outer wall 0-27 (7 Royal Stipend, 14 Drawbridge, 20 Dungeon), inner wall 28-43
 (28 Drawbridge, 31 Royal Stipend, 36 Trial by Combat).
 """

@@ -6,7 +6,7 @@ import json
 from support.cli import ROOT, battlement
 
 EXAMPLE = ROOT / "docs" / "examples" / "medieval-madness.jsonl"
-BOARD = ROOT / "shared_rules" / "data" / "medieval_madness_board.json"
+BOARD = ROOT / "shared_rules" / "medieval_madness" / "data" / "medieval_madness_board.json"
 
 
 def test_replay_of_the_example_crowns_player_1():

@@ -4,10 +4,10 @@ import json
 
 from rtest import Illegal, Match, Rng, check_replay, clone, dumps, load, raises, random_playouts, scale
 
-from shared_rules import mm_board
+from shared_rules.medieval_madness import board as mm_board
 
 MM = load("medieval-madness")
-ROOT = mm_board._here() + "/.."
+ROOT = mm_board._here() + "/../.."
 
 
 def standard_data():

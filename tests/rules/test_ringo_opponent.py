@@ -6,7 +6,7 @@ Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 from rtest import Match, Rng, dumps, load, raises, scale
 from test_ringo import at
 
-from shared_rules import ringo_opponent as opp
+from shared_rules.ringo import opponent as opp
 
 ringo = load("ringo")
 A = "attackers"

@@ -8,7 +8,7 @@ import json
 from rtest import Match, Rng, check_replay, dumps, load, random_playouts, scale
 
 ringo = load("ringo")
-ROOT = ringo.__file__.rsplit("/", 2)[0]
+ROOT = ringo.__file__.rsplit("/", 3)[0]
 A = "attackers"
 D = "defenders"
 

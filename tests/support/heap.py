@@ -2,13 +2,14 @@
 them, into a folder that comes first on MICROPYPATH (the sources stay out of reach), and
 seeded games played under `micropython -X heapsize=...`.
 
-    board = compiled(tmp_path_factory, "pong-heap", [paths of the .py modules])
+    board = compiled(tmp_path_factory, "pong-heap", ["medieval_pong"])
     code, out = run(board, "64K", games_code("medieval-pong", range(1, 11), options))
     refused = match_games(board, "64K", "battleground", options, range(1, 9), refuse=(bad_input, words))
 """
 
 import os
 import pathlib
+import shutil
 import subprocess
 
 from battlement.fwsim import compile_module
@@ -16,6 +17,7 @@ from battlement.fwsim import compile_module
 from support.procs import MICROPYTHON
 
 RULES = pathlib.Path(__file__).resolve().parents[2] / "shared_rules"
+HOST_ONLY = ("table.py",)  # a game's table adapter runs on the host, never on a board
 
 # Random games, one after the other in one process; a board keeps one game at a time.
 _GAMES = (
@@ -52,13 +54,28 @@ _MATCH_GAMES = (
 )
 
 
-def compiled(tmp_path_factory, name, sources):
-    """A folder holding the .mpy of these rule modules only, and an empty folder to run from."""
+def compile_games(lib, folders):
+    """These games' folders compiled with mpy-cross into lib/shared_rules as a board holds them:
+    the package, engine.py, and each game's modules and data files; not its table adapter
+    (table.py, host only). Returns the shared_rules folder."""
+    pkg = pathlib.Path(lib) / "shared_rules"
+    pkg.mkdir(parents=True, exist_ok=True)
+    for name in ("__init__", "engine"):
+        compile_module(RULES / (name + ".py"), pkg / (name + ".mpy"))
+    for folder in folders:
+        (pkg / folder).mkdir(exist_ok=True)
+        for src in sorted((RULES / folder).glob("*.py")):
+            if src.name not in HOST_ONLY:
+                compile_module(src, pkg / folder / (src.stem + ".mpy"))
+        if (RULES / folder / "data").is_dir():
+            shutil.copytree(RULES / folder / "data", pkg / folder / "data", dirs_exist_ok=True)
+    return pkg
+
+
+def compiled(tmp_path_factory, name, folders):
+    """A folder holding the .mpy of these games' rules only, and an empty folder to run from."""
     root = tmp_path_factory.mktemp(name)
-    pkg = root / "lib" / "shared_rules"
-    pkg.mkdir(parents=True)
-    for src in sources:
-        compile_module(src, pkg / (pathlib.Path(src).stem + ".mpy"))
+    compile_games(root / "lib", folders)
     (root / "cwd").mkdir()
     return root
 
@@ -80,7 +97,7 @@ def loads_from_mpy(board, game, module):
     code, out = run(board, "1M", games_code(game, range(1, 2)))
     assert code == 0 and "OK 1" in out, out
     code, out = run(board, "1M", "import shared_rules.%s as m\nprint(m.__file__)\n" % module)
-    assert out.strip().endswith(module + ".mpy"), out
+    assert out.strip().endswith(module.replace(".", "/") + ".mpy"), out
 
 
 def games_code(game, seeds, options=None):

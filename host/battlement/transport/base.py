@@ -34,10 +34,12 @@ from battlement.messages import (
 from battlement.wire import WireError
 
 # The everyday frame, a well-formed event, in one regex match instead of the general decoder's
-# per-field checks; anything it does not match (or a bad CRC, seq 0) takes the general path.
-_TOKEN = rb"([A-Za-z0-9_.:,=-]+)"
-_EVENT = re.compile(rb"event %s ([0-9a-f]+) ([0-9]+) %s (%s) ([0-9]+) ([0-9]+) ([0-9]+)" % (
-    _TOKEN, _TOKEN, "|".join(wire.KINDS).encode()))
+# per-field checks; anything it does not match (a bad CRC, a number out of range) takes the general
+# path, which names the reason. It accepts exactly what wire.decode accepts for an event.
+_ID = rb"([a-z0-9-]{1,32})"
+_NUM = rb"(0|[1-9][0-9]{0,9})"
+_EVENT = re.compile(rb"event %s ([1-9a-f][0-9a-f]{0,7}) ([1-9][0-9]{0,9}) %s (%s) ([01]) %s %s" % (
+    _ID, _ID, "|".join(wire.KINDS).encode(), _NUM, _NUM))
 _CRC = re.compile(rb"\*([0-9a-f]{8})\r?\n?")
 
 EVACK_DELAY = 0.01  # seconds: acknowledgements are coalesced, at most one per board per 10 ms
@@ -68,6 +70,7 @@ class Transport:
         self._queue: asyncio.Queue = asyncio.Queue()
         self._route: dict[tuple, object] = {}  # (table, board) -> link to reach it
         self._pending: dict[tuple, list[Event]] = {}
+        self._sensors: dict[tuple, dict[str, str]] = {}  # (table, board) -> sensors its current hello declared
         self._pinged: dict[tuple, float] = {}
         self._evack_due: set[tuple] = set()
         self._evack_timer: asyncio.TimerHandle | None = None
@@ -189,6 +192,7 @@ class Transport:
         if isinstance(link, str) and msg.table is None:
             msg = dataclasses.replace(msg, port=link)
         self.boards[msg.board] = msg
+        self._sensors[key] = msg.sensors
         self.online[msg.board] = True
         self._route[key] = link
         self._pinged.pop(key, None)
@@ -227,12 +231,22 @@ class Transport:
             held.append(ev)
             self._unknown(ev.board, ev.boot, ev.table, link)
             return
+        if self._sensors[key].get(ev.sensor) != ev.kind:
+            # Not what the board said it has: a confused or forged frame. It still takes its seq, so
+            # the board's outbox can move on.
+            self._reject("undeclared", link, "%s has no %s sensor %s in its hello" % (ev.board, ev.kind, ev.sensor))
+            verdict, gap = self.inbox.offer(key, ev.boot, ev.seq)
+            self._due(key)
+            return
         verdict, gap = self.inbox.offer(key, ev.boot, ev.seq)
         if gap:
             self._note("board %s: %d event(s) missing before seq %d" % (ev.board, gap, ev.seq))
         if verdict != DUP:
             self._deliver(ev)
         # A duplicate means the board missed our evack: acknowledge again either way.
+        self._due(key)
+
+    def _due(self, key) -> None:
         self._evack_due.add(key)
         if self._evack_timer is None and self._loop is not None:
             self._evack_timer = self._loop.call_later(EVACK_DELAY, self._flush_evacks)
@@ -258,7 +272,7 @@ def _fast_event(line: bytes, table: str | None) -> Event | None:
     if m is None or wire.crc32(line[:star]) & 0xFFFFFFFF != int(line[star + 1:star + 9], 16):
         return None
     board, boot, seq, sensor, kind, value, t_us, width_us = m.groups()
-    if int(seq) < 1:
+    seq_, t, w = int(seq), int(t_us), int(width_us)
+    if seq_ > wire.U32 or t > wire.TICKS or w > wire.TICKS:
         return None
-    return Event(table, board.decode(), int(boot, 16), int(seq), sensor.decode(), kind.decode(),
-                 int(value), int(t_us), int(width_us))
+    return Event(table, board.decode(), int(boot, 16), seq_, sensor.decode(), kind.decode(), int(value), t, w)

@@ -462,11 +462,11 @@ def _legal_setup(state):
 
 
 def _refused(key, *args):
-    """The Illegal to raise, its reason in words: battleground_reasons.reason(key, args).
+    """The Illegal to raise, its reason in words: battleground.reasons.reason(key, args).
 
     The words are loaded on the first refusal, so a board refereeing a game of listed inputs
     never holds them in its heap."""
-    from shared_rules.battleground_reasons import reason
+    from shared_rules.battleground.reasons import reason
 
     return Illegal(reason(key, args))
 
@@ -624,7 +624,7 @@ def _after_action(state, fx):
 
 
 def _fire_problem(state, side, weapon):
-    """Why `side` cannot fire `weapon` now, as a key of battleground_reasons (None if it can).
+    """Why `side` cannot fire `weapon` now, as a key of battleground/reasons.py (None if it can).
 
     A key, not words: legal() asks this of every weapon on every call."""
     if weapon in state["used"]:

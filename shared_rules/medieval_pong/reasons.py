@@ -5,7 +5,7 @@ game played through legal() inputs on a small board never holds their text. Runs
 and MicroPython; pure, no I/O.
 """
 
-from shared_rules.medieval_pong import ASKS, _covered, _towers, side_name
+from shared_rules.medieval_pong.core import ASKS, _covered, _towers, side_name
 
 # Keyed by the input type refused where it has one reason, else by what went wrong.
 REASONS = {

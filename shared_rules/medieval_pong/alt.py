@@ -1,16 +1,16 @@
 """Medieval Pong, the moments only alternative characters bring: the Ninja's touch and the
 Hunter's trap (hidden, sprung, lost, healed) (docs/rules/medieval-pong.md).
 
-medieval_pong imports this module the first time one of these happens, so a game with the
+The rules (medieval_pong.rules) import this module the first time one of these happens, so a game with the
 base characters on a small board never loads it. Runs under CPython and MicroPython; pure, no I/O.
 """
 
 from shared_rules.engine import Illegal, cue, say
-from shared_rules.medieval_pong import _expect, _next, _set_steps, _tower_arg, _trap_targets, other, side_name
+from shared_rules.medieval_pong.core import _trap_targets, other, side_name
 
 
-def on_touch(state, inp, fx):
-    h = _expect(state, ("fire",), "touch")
+def on_touch(state, inp, fx, h):
+    """A returned ball touched the other side during the Ninja's fire at will h: the steps that follow."""
     by = inp["by"]
     if h["kind"] != "ninja" or by != h["origin"]:
         raise Illegal("only %s, whose Ninja was hit, may return balls during this fire at will" % h["origin"])
@@ -19,20 +19,17 @@ def on_touch(state, inp, fx):
         % (side_name(o), side_name(o)))
     cue(fx, "fire.end")
     cue(fx, "ninja.touch", side=o)
-    _set_steps(state, fx, [{"k": "destroy", "by": o, "why": "ninja"}])
+    return [{"k": "destroy", "by": o, "why": "ninja"}]
 
 
-def on_trap(state, inp, fx):
-    _expect(state, ("trap",), "trap")
-    s = inp["by"]
-    t = _tower_arg(state, s, inp)
+def on_trap(state, s, t, fx):
+    """Side s hides the Hunter's trap in its tower t (the rules checked it is one of s's towers)."""
     if t not in _trap_targets(state, s):
         raise Illegal("the trap goes in a standing tower of %s; tower %s is not one" % (s, t))
     state["sides"][s]["trap"] = t
     say(fx, "Your trap is in tower %s." % t, to=s)
     say(fx, "%s has hidden the Hunter's trap in one of its towers." % side_name(s))
     cue(fx, "trap.set", side=s)
-    _next(state, fx)
 
 
 def heal(state, fx, thrower):

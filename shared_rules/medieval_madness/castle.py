@@ -8,7 +8,7 @@ Runs under CPython and MicroPython.
 """
 
 from shared_rules.engine import cue, say
-from shared_rules.mm_board import load_board
+from shared_rules.medieval_madness.board import load_board
 
 START_GOLD = 200
 START_TREASURY = 500
@@ -35,7 +35,7 @@ HIRE_PRICE = (100, 100, 150, 200, 300, 300)
 WAGES = (50, 50, 100, 150, 200, 200)
 TAX = (0, 50, 100, 150, 0, 0)  # what a player of that rank pays to a higher-ranked collector
 
-# ---------------------------------------------------------------- the board (shared_rules/mm_board.py)
+# ---------------------------------------------------------------- the board (shared_rules/medieval_madness/board.py)
 
 
 def _board(state):

@@ -6,7 +6,7 @@ and a board refereeing a game never loads it. Runs under CPython and MicroPython
 """
 
 from shared_rules.engine import Illegal
-from shared_rules.medieval_pong import ALTERNATIVE, title
+from shared_rules.medieval_pong.core import ALTERNATIVE, title
 
 # Padlocks printed on each alternative token (the rulebook does not give the numbers; see the doc).
 PADLOCKS = {"archer": 2, "catapult": 3, "guard": 2, "hunter": 3, "ninja": 1, "two-sword-knight": 1}

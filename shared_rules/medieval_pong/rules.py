@@ -9,19 +9,28 @@ Runs under CPython and MicroPython; pure, no I/O.
 """
 
 from shared_rules.engine import Illegal, cue, prompt, say, seed_rng
+from shared_rules.medieval_pong.core import (
+    ALTERNATIVE,
+    ASKS,
+    BASE,
+    NOBLES,
+    SIDES,
+    _covered,
+    _towers,
+    _trap_targets,
+    _with_status,
+    other,
+    roster,
+    side_name,
+    title,
+)
 
 NAME = "medieval-pong"
 TITLE = "Medieval Pong"
-SIDES = ("blue", "red")
 SENSED = ("ball", "tie", "tilt")
 MAX_STEPS = 3000
 
-NOBLES = ("princess", "king", "dragon")
-BASE = ("architect", "blacksmith", "blind-magician", "ghost", "gunner", "seer")
-ALTERNATIVE = ("archer", "catapult", "guard", "hunter", "ninja", "two-sword-knight")
 CHARACTERS = tuple(sorted(NOBLES + BASE + ALTERNATIVE))
-# The names that are more than the capitalised token name (see title()).
-TITLES = {"blind-magician": "Blind Magician", "two-sword-knight": "Two-Sword Knight"}
 TEAMS = ["base", "challenges-galore", "custom", "elite-marksmen", "full-set", "single-target",
          "ultimate-defense", "vanished-dragon"]
 
@@ -65,30 +74,11 @@ def tower_names(sets):
     return out
 
 
-def roster(sets):
-    """The base team: one of each base character, or with 2 sets two of each noble and one of every other."""
-    return sorted(NOBLES + NOBLES + BASE + ALTERNATIVE) if sets == 2 else sorted(NOBLES + BASE)
-
-
-def other(side):
-    return "red" if side == "blue" else "blue"
-
-
-def side_name(side):
-    return "Red" if side == "red" else "Blue"
-
-
-def title(ch):
-    """A character as announced: "seer" -> "Seer". Computed, not tabled: a table of 15 names
-    costs a board over a kilobyte of heap. [:1], not [0]: see _enter."""
-    return TITLES.get(ch) or ch[:1].upper() + ch[1:]
-
-
 def parse_unlocked(text):
     """The alternative characters the option `unlocked` allows (sorted)."""
     if text == "all":
         return list(ALTERNATIVE)
-    from shared_rules import pong_team
+    from shared_rules.medieval_pong import team as pong_team
 
     return pong_team.parse_unlocked(text)
 
@@ -96,11 +86,11 @@ def parse_unlocked(text):
 def __getattr__(name):
     """SCENARIOS and PADLOCKS live with the team rules and the padlocks, loaded only when asked for."""
     if name == "SCENARIOS":
-        from shared_rules import pong_team
+        from shared_rules.medieval_pong import team as pong_team
 
         return pong_team.SCENARIOS
     if name == "PADLOCKS":
-        from shared_rules import pong_padlocks
+        from shared_rules.medieval_pong import padlocks as pong_padlocks
 
         return pong_padlocks.PADLOCKS
     raise AttributeError(name)
@@ -116,7 +106,7 @@ def setup(options, seed):
     if team == "base" and (sets == 1 or len(unlocked) == len(ALTERNATIVE)):
         hand = roster(sets)
     else:  # a scenario, picks, a draft, or locked characters: the team rules say who gets what
-        from shared_rules import pong_team
+        from shared_rules.medieval_pong import team as pong_team
 
         hand = pong_team.team_hand(team, sets, unlocked)
     names = tower_names(sets)
@@ -138,41 +128,13 @@ def setup(options, seed):
         state["sides"][s] = {"towers": towers, "hand": list(hand), "ready": False, "discarded": [],
                              "bitten": False, "trap": None, "picked": 0}
     if team == "full-set":
-        from shared_rules import pong_team
+        from shared_rules.medieval_pong import team as pong_team
 
         state["pool"] = pong_team.draft_pool(unlocked)
     return state
 
 
 # ---------------------------------------------------------------- queries
-
-
-def _towers(state, s):
-    return state["sides"][s]["towers"]
-
-
-def _covered(state, s, t):
-    """The roof or guard tower sitting on tower t, or None."""
-    tw = _towers(state, s)
-    for name in sorted(tw):
-        x = tw[name]
-        if x["on"] == t and x["st"] in ("roof", "guard"):
-            return name
-    return None
-
-
-# The tower queries loop rather than use comprehensions: each comprehension is one more
-# function object, about 100 bytes of a board's heap.
-
-
-def _with_status(state, s, st):
-    """Towers of side s with status st ("up", "box", "roof", "guard", "hand"), by name."""
-    tw = _towers(state, s)
-    out = []
-    for t in sorted(tw):
-        if tw[t]["st"] == st:
-            out.append(t)
-    return out
 
 
 def _cover_targets(state, s):
@@ -235,7 +197,7 @@ def awaiting(state):
     if state["over"]:
         return []
     if state["phase"] == "team":
-        from shared_rules import pong_team
+        from shared_rules.medieval_pong import team as pong_team
 
         return pong_team.team_awaiting(state)
     if state["phase"] == "place":
@@ -272,7 +234,7 @@ def legal(state):
     if state["over"]:
         return []
     if state["phase"] == "team":
-        from shared_rules import pong_team
+        from shared_rules.medieval_pong import team as pong_team
 
         return pong_team.legal(state)
     if state["phase"] == "place":
@@ -334,10 +296,6 @@ def legal(state):
     return _with_tilts(state, out)
 
 
-def _trap_targets(state, s):
-    return _with_status(state, s, "up")
-
-
 def _may_swap(state, h):
     return state["options"]["tactical"] and h["start"] and h["mode"] == "normal" and not h["entered"]
 
@@ -346,8 +304,8 @@ def _may_swap(state, h):
 
 
 def _refused(key, *args):
-    """The Illegal to raise, its reason in words (pong_reasons.REASONS[key] % args), loaded only now."""
-    from shared_rules.pong_reasons import REASONS
+    """The Illegal to raise, its reason in words (reasons.REASONS[key] % args), loaded only now."""
+    from shared_rules.medieval_pong.reasons import REASONS
 
     return Illegal(REASONS[key] % args)
 
@@ -391,7 +349,7 @@ def apply(state, inp):
 def _in_phase(state, phase, t):
     """Refuse an input of type t outside the game phase it belongs to."""
     if state["phase"] != phase:
-        from shared_rules.pong_reasons import DOING
+        from shared_rules.medieval_pong.reasons import DOING
 
         raise _refused("phase", DOING[t], state["phase"])
 
@@ -401,22 +359,10 @@ def _expect(state, kinds, t):
     _in_phase(state, "play", t)
     h = _head(state)
     if h["k"] not in kinds:
-        from shared_rules.pong_reasons import DOING, describe
+        from shared_rules.medieval_pong.reasons import DOING, describe
 
         raise _refused("expect", DOING[t], describe(h))
     return h
-
-
-ASKS = {
-    "choose": "choose which tower its two balls destroy",
-    "swap": "swap two of its towers (or not)",
-    "ask": "ask the Seer about a character",
-    "roof": "put the Architect's tower as a roof on another tower",
-    "stack": "stack the Guard's tower on another tower",
-    "trap": "hide the Hunter's trap in a tower",
-    "rebuild": "rebuild a tower (or pass)",
-    "destroy": "destroy one of its own towers",
-}
 
 
 # ---- team and placement
@@ -425,7 +371,7 @@ ASKS = {
 def on_pick(state, inp, fx):
     _in_phase(state, "team", "pick")
     _need(inp, "character")
-    from shared_rules import pong_team
+    from shared_rules.medieval_pong import team as pong_team
 
     pong_team.on_pick(state, inp, fx)
 
@@ -492,7 +438,7 @@ def _check_ball(state, fx, s, t):
     a ball in a covered tower means its cover moved (a roof slid off stays in play; a guard fell)."""
     x = _towers(state, s)[t]
     if x["st"] not in ("up", "guard"):
-        from shared_rules.pong_reasons import where
+        from shared_rules.medieval_pong.reasons import where
 
         raise _refused("no-entry", t, s, where(state, s, t))
     cover = _covered(state, s, t)
@@ -580,9 +526,10 @@ def on_tie(state, inp, fx):
 
 
 def on_touch(state, inp, fx):
-    from shared_rules import pong_alt
+    h = _expect(state, ("fire",), "touch")
+    from shared_rules.medieval_pong import alt as pong_alt
 
-    pong_alt.on_touch(state, inp, fx)
+    _set_steps(state, fx, pong_alt.on_touch(state, inp, fx, h))
 
 
 def on_tilt(state, inp, fx):
@@ -657,9 +604,12 @@ def on_cover(state, inp, fx):
 
 
 def on_trap(state, inp, fx):
-    from shared_rules import pong_alt
+    _expect(state, ("trap",), "trap")
+    t = _tower_arg(state, inp["by"], inp)
+    from shared_rules.medieval_pong import alt as pong_alt
 
-    pong_alt.on_trap(state, inp, fx)
+    pong_alt.on_trap(state, inp["by"], t, fx)
+    _next(state, fx)
 
 
 def on_rebuild(state, inp, fx):
@@ -738,7 +688,7 @@ def _discard(state, fx, s, t):
     x["was"] = ch
     x["known"] = True
     if state["sides"][s]["trap"] == t:
-        from shared_rules import pong_alt
+        from shared_rules.medieval_pong import alt as pong_alt
 
         pong_alt.lost(state, fx, s, t)
     say(fx, "%s's tower %s held the %s." % (side_name(s), t, title(ch)))
@@ -773,14 +723,14 @@ def _hit(state, fx, k, t, thrower):
     side = state["sides"][k]
     x = side["towers"][t]
     if thrower is not None and state["sides"][thrower]["bitten"]:
-        from shared_rules import pong_alt
+        from shared_rules.medieval_pong import alt as pong_alt
 
         pong_alt.heal(state, fx, thrower)
     autokill = thrower == k
     if autokill:
         say(fx, "Autokill! %s hit its own tower %s." % (side_name(k), t))
     if thrower is not None and side["trap"] == t:
-        from shared_rules import pong_alt
+        from shared_rules.medieval_pong import alt as pong_alt
 
         pong_alt.spring(state, fx, k, t, thrower)
     if x["st"] == "guard":
@@ -989,6 +939,6 @@ def unlocks(state, progress, pick=None):
     character whose padlock to tick; default the one closest to unlocking (ties by name).
     The result adds "unlocked": the characters with every padlock ticked, for the `unlocked` option.
     """
-    from shared_rules import pong_padlocks
+    from shared_rules.medieval_pong import padlocks as pong_padlocks
 
     return pong_padlocks.unlocks(state, progress, pick)

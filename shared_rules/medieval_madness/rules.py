@@ -4,13 +4,13 @@ Rules follow the rulebook; where it is silent the choice is written in
 docs/rules/medieval-madness.md (which also lists every input and cue).
 
 Runs under CPython and MicroPython: plain data only, no dict-order dependence.
-The board is a data file (shared_rules/data/medieval_madness_board.json), loaded
-once per board and cached by shared_rules/mm_board.py, never copied into the game state.
+The board is a data file (shared_rules/medieval_madness/data/medieval_madness_board.json), loaded
+once per board and cached by shared_rules/medieval_madness/board.py, never copied into the game state.
 """
 
 from shared_rules.engine import Illegal, cue, prompt, rand_below, say, seed_rng
-from shared_rules.mm_board import load_board
-from shared_rules.mm_castle import (
+from shared_rules.medieval_madness.board import load_board
+from shared_rules.medieval_madness.castle import (
     COTTAGE_PRICE,
     COTTAGES,
     CROWN_GOLD,

@@ -6,7 +6,7 @@ game on a small board never loads it. Runs under CPython and MicroPython; pure, 
 """
 
 from shared_rules.engine import Illegal, cue, say
-from shared_rules.medieval_pong import ALTERNATIVE, BASE, NOBLES, SIDES, other, roster, side_name, title
+from shared_rules.medieval_pong.core import ALTERNATIVE, BASE, NOBLES, SIDES, other, roster, side_name, title
 
 SCENARIOS = {
     "base": NOBLES + BASE,

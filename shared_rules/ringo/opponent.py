@@ -8,8 +8,8 @@ and strength always give the same move; the state is not changed. Runs under
 CPython and MicroPython (see docs/rules/ringo.md, "Computer opponent").
 """
 
-from shared_rules import ringo
-from shared_rules.ringo import ATT, CASTLE, DEF, OTHER, QUIET_LIMIT, do_move, gen_moves, result
+from shared_rules.ringo import rules as ringo
+from shared_rules.ringo.rules import ATT, CASTLE, DEF, OTHER, QUIET_LIMIT, do_move, gen_moves, result
 
 STRENGTHS = (1, 2, 3, 4)
 DEFAULT_STRENGTH = 2
