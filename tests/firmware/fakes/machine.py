@@ -143,7 +143,7 @@ def run_until(t):
         if te is not None and (ti is None or te <= ti) and te <= t:
             _, p, lv = _edges[_ei[0]]
             _ei[0] += 1
-            if _ei[0] > 512 and _ei[0] * 2 > len(_edges):
+            if _ei[0] >= 32 and _ei[0] * 2 > len(_edges):  # past edges go: the firmware's heap is small
                 del _edges[: _ei[0]]
                 _ei[0] = 0
             _st[0] = max(_st[0], te)
@@ -224,7 +224,7 @@ def schedule(timeline):
     """Edges [(t_us, pin, level)] in time order, at absolute virtual instants."""
     for t, p, lv in timeline:
         pin(p)
-        _edges.append([t, p, lv])
+        _edges.append((t, p, lv))
 
 
 def _at(t, p, lv):
@@ -233,7 +233,7 @@ def _at(t, p, lv):
     i = len(_edges)
     while i > _ei[0] and _edges[i - 1][0] > t:
         i -= 1
-    _edges.insert(i, [t, p, lv])
+    _edges.insert(i, (t, p, lv))
 
 
 def next_due():
