@@ -45,6 +45,8 @@ reward: first choose the three-flag reward: {'t': 'reward', 'choice': 'revive' o
 revive-first: first choose a warrior to bring back to life: {'t': 'revive', 'piece': ...}
 revive-who: %r is not one of the %s' warriors (the hero never leaves the field early)
 revive-up: %s is still standing; bring back a warrior that is out
+place-first: first say where %s stands again: {'t': 'place', 'to': 'balcony' or 'field'}
+place-to: a revived figure stands on the 'balcony' or the 'field', not %r
 """
 
 

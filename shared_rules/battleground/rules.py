@@ -220,7 +220,7 @@ def setup(options, seed):
         "used": [],  # weapons fired this turn
         "aim": None,  # the weapon chosen to fire while its crew is still to be declared
         "shot": None,  # {"weapon", "crew", "falls"} while a shot is open
-        "pending": [],  # rewards to decide: {"kind": "bonus"|"revive", "by": side}
+        "pending": [],  # to decide: {"kind": "bonus"|"revive", "by": side} or {"kind": "place", "by", "piece"}
         "down": [],  # tilt pieces out of play (a gate here is down); the rest stand
         "power": {},  # figure -> power disks under it (only figures that have some)
         "balcony": {},  # side -> figure on the castle balcony or None
@@ -396,6 +396,11 @@ def legal(state):
             out.append({"t": "reward", "by": by, "choice": "revive"})
             out.append({"t": "reward", "by": by, "choice": "extra"})
             return out
+        if task["kind"] == "place":
+            out = _stood_first(state, 2)
+            out.append({"t": "place", "by": by, "piece": task["piece"], "to": "balcony"})
+            out.append({"t": "place", "by": by, "piece": task["piece"], "to": "field"})
+            return out
         outs = _out_warriors(state, by)
         out = _stood_first(state, len(outs))
         for w in outs:
@@ -479,9 +484,9 @@ def apply(state, inp):
     if t in SENSED:
         _sensed(state, inp, fx)
         return fx
-    if t not in ("power", "balcony", "confirm", "fire", "crew", "over", "move", "end", "reward", "revive"):
+    if t not in ("power", "balcony", "confirm", "fire", "crew", "over", "move", "end", "reward", "revive", "place"):
         raise Illegal(
-            "unknown input type %r for %s (known: fell, stood, power, balcony, confirm, fire, crew, over, move, end, reward, revive)"
+            "unknown input type %r for %s (known: fell, stood, power, balcony, confirm, fire, crew, over, move, end, reward, revive, place)"
             % (t, NAME)
         )
     by = inp.get("by")
@@ -800,14 +805,31 @@ def _remove_from_balcony(state, f):
         state["balcony"][s] = None
 
 
-def _revive(state, f, fx, why):
-    """Stand a figure back up anywhere in its camp (on the ground)."""
+def _revive(state, f, fx, why, first=False):
+    """Stand a figure back up anywhere in its camp: the ground, or the balcony while the gate stands
+    and nobody else mans it (then its owner is asked where; first: ask before the other decisions)."""
     if f in state["down"]:
         state["down"].remove(f)
     _remove_from_balcony(state, f)
     if f not in state["restand"]:
         state["restand"].append(f)
     cue(fx, "figure.revived", side=side_of(f), piece=f, why=why)
+    s = side_of(f)
+    if _standing(state, s + ".gate") and state["balcony"][s] is None:
+        state["pending"].insert(0 if first else len(state["pending"]), {"kind": "place", "by": s, "piece": f})
+
+
+def _ask_places(state, fx):
+    """Ask where the next revived figure stands; drop the questions the balcony no longer leaves open."""
+    pending = state["pending"]
+    while pending and pending[0]["kind"] == "place":
+        task = pending[0]
+        s = task["by"]
+        if _standing(state, s + ".gate") and state["balcony"][s] is None:
+            prompt(fx, s, "Where does %s stand again: on the castle balcony or the ground?" % spoken(task["piece"]),
+                   _choices(state))
+            return
+        pending.pop(0)
 
 
 def _resolve_shot(state, fx):
@@ -892,6 +914,7 @@ def _resolve_shot(state, fx):
         prompt(fx, shooter, "Three flags in one shot: two warriors back, or an extra turn?", _choices(state))
     elif captured:
         _queue_revives(state, shooter, 1, fx)
+    _ask_places(state, fx)
     _after_action(state, fx)
 
 
@@ -966,6 +989,22 @@ def _queue_revives(state, side, n, fx):
 def _apply_reward(state, inp, fx):
     task = state["pending"][0]
     side = task["by"]
+    if task["kind"] == "place":
+        p = task["piece"]
+        if inp["t"] != "place" or inp.get("piece", p) != p:
+            raise _refused("place-first", spoken(p))
+        to = inp.get("to")
+        if to not in ("balcony", "field"):
+            raise _refused("place-to", to)
+        state["pending"].pop(0)
+        if to == "balcony":
+            state["balcony"][side] = p
+            say(fx, "%s stands on the castle balcony again." % spoken(p))
+        else:
+            say(fx, "%s stands on the ground in its camp." % spoken(p))
+        _ask_places(state, fx)
+        _after_action(state, fx)
+        return
     if task["kind"] == "bonus":
         if inp["t"] != "reward" or inp.get("choice") not in ("revive", "extra"):
             raise _refused("reward")
@@ -986,8 +1025,9 @@ def _apply_reward(state, inp, fx):
     if _standing(state, p):
         raise _refused("revive-up", spoken(p))
     state["pending"].pop(0)
-    _revive(state, p, fx, "flags")
+    _revive(state, p, fx, "flags", True)
     say(fx, "%s comes back to life: stand it anywhere in its camp." % spoken(p))
+    _ask_places(state, fx)
     _after_action(state, fx)
 
 

@@ -171,7 +171,7 @@ def _walk(state, p, steps, fx, may_cross, decided=False):
     """Move a pawn clockwise. Returns "landed", "asked" (route question) or "bankrupt".
 
     At the drawbridge (passing it or starting on it) a Duke or higher may cross;
-    a lower title on the inner wall must cross back. decided: the route question
+    a lower title on the inner wall must cross back, landing on it included. decided: the route question
     for the bridge the pawn stands on has been answered.
     """
     board = _board(state)
@@ -190,6 +190,11 @@ def _walk(state, p, steps, fx, may_cross, decided=False):
         sp = _space(board, p["at"])
         if steps > 0 and sp["kind"] == "royal-stipend":
             _gain(state, p, sp["amount"], fx, " passing the Royal Stipend")
+    # Landing on the inner bridge is reaching it too: a lower title goes back out now, and pays.
+    sp = _space(board, p["at"]) if p["at"] >= 0 else None
+    inside = sp is not None and sp["kind"] == "drawbridge" and sp["wall"] == "inner"
+    if inside and p["title"] < DUKE and not _cross(state, p, fx, board):
+        return "bankrupt"
     return "landed"
 
 

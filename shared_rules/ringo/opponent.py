@@ -9,7 +9,7 @@ CPython and MicroPython (see docs/rules/ringo.md, "Computer opponent").
 """
 
 from shared_rules.ringo import rules as ringo
-from shared_rules.ringo.rules import ATT, CASTLE, DEF, OTHER, QUIET_LIMIT, do_move, gen_moves, result
+from shared_rules.ringo.rules import ATT, CASTLE, DEF, OTHER, do_move, gen_moves, result
 
 STRENGTHS = (1, 2, 3, 4)
 DEFAULT_STRENGTH = 2
@@ -125,4 +125,4 @@ def best_move(state, strength=DEFAULT_STRENGTH):
     return {"t": "move", "by": side, "from": ringo.NAMES[frm], "to": ringo.NAMES[to]}
 
 
-__all__ = ["DEFAULT_STRENGTH", "QUIET_LIMIT", "STRENGTHS", "best_move", "choose", "evaluate"]
+__all__ = ["DEFAULT_STRENGTH", "STRENGTHS", "best_move", "choose", "evaluate"]

@@ -33,10 +33,13 @@ OPTIONS = {
         "default": "defenders", "choices": ["defenders", "one"],
         "help": "most attackers in the Neutral Zone: as many as defenders left, or one (variant)",
     },
+    "quiet_draw": {
+        "default": 0, "choices": None,
+        "help": "house rule, not in the rulebook: a draw after this many turns in a row with no capture "
+        "and no attacker moving forward (0: never, as the rulebook; 50 ends shuffling games)",
+    },
 }
 SENSED = ("cell",)
-# A game with no progress for this many turns in a row is a draw (see the doc).
-QUIET_LIMIT = 50
 MAX_STEPS = 3000
 
 ATT = "attackers"
@@ -228,6 +231,9 @@ def perft(options, depth, board=None, castle=0, side=ATT):
 
 def setup(options, seed):
     n = options["attackers"]
+    q = options["quiet_draw"]
+    if not isinstance(q, int) or isinstance(q, bool) or q < 0:
+        raise Illegal("option quiet_draw=%r must be a whole number of turns, 0 or more (0: no such draw)" % (q,))
     if n not in (5, 6, 7):
         raise Illegal("option attackers=%r must be 5, 6 or 7" % (n,))
     return {
@@ -387,7 +393,7 @@ def result(board, castle, side_to_move, opts, quiet=0):
         return ATT
     if board.count("A") + castle <= 1:
         return DEF
-    if quiet >= QUIET_LIMIT:
+    if quiet and quiet >= opts["quiet_draw"] > 0:
         return "draw"
     if not gen_moves(board, castle, side_to_move, opts):
         if side_to_move == DEF and opts["defenders_may_pass"]:
@@ -603,7 +609,10 @@ def _end_turn(state, fx, progress):
         return
     state["over"] = True
     if win == "draw":
-        say(fx, "%d turns in a row without a capture or an attacker moving forward: the game is a draw." % QUIET_LIMIT)
+        say(
+            fx, "%d turns in a row without a capture or an attacker moving forward: the game is a draw."
+            % state["options"]["quiet_draw"]
+        )
         cue(fx, "game.over", winner=None, why="quiet")
         return
     state["winner"] = win

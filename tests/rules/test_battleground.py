@@ -205,8 +205,11 @@ def test_a_power_disk_revives_a_knocked_figure_anywhere_in_its_camp_and_no_actio
     fx = m.effects[-1]
     assert up(m, "knights.warrior1") and m.state["power"] == {}
     assert "figure.revived" in cues(fx)
-    assert "power disk" in says(fx)[-2] and "anywhere in its camp" in says(fx)[-2]
+    assert "power disk" in says(fx)[-1] and "anywhere in its camp" in says(fx)[-1]
     assert m.view()["stand_up"] == ["knights.warrior1"]
+    # Nobody mans the Knights' balcony: they say where it stands (the ground here), for free.
+    m.apply({"t": "place", "by": "knights", "piece": "knights.warrior1", "to": "field"})
+    assert m.view()["actions_left"] == 1
     fx = m.apply({"t": "stood", "piece": "knights.warrior1"})
     assert m.view()["stand_up"] == [] and "stood" in cues(fx)
     # Knocked again, it has no disk left: out.
@@ -327,6 +330,7 @@ def test_knocking_down_all_enemy_flags_revives_a_warrior_and_the_enemy_restands_
     assert "bring back to life" in str(e)
     fx = m.apply(revives[0])
     assert up(m, "orcs.warrior1") and "Orc warrior 1 comes back to life: stand it anywhere in its camp." in says(fx)
+    fx = m.apply({"t": "place", "by": "orcs", "piece": "orcs.warrior1", "to": "field"})
     # The Orcs' turn ends; the Knights miss theirs; the Orcs play again.
     assert "The Knights miss their turn." in says(fx) and "turn.missed" in cues(fx)
     assert m.view()["turn"] == "orcs" and m.view()["actions_left"] == 2
@@ -367,10 +371,13 @@ def test_three_flags_in_one_action_can_bring_two_warriors_back_instead():
     m = play(BG, script, options={"armory": "on"})
     assert [i["piece"] for i in m.legal() if i["t"] == "revive"] == ["orcs.warrior1", "orcs.warrior3"]
     m.apply({"t": "revive", "by": "orcs", "piece": "orcs.warrior3"})
+    # Where the first stands is asked before the second revive; it takes the empty balcony.
+    m.apply({"t": "place", "by": "orcs", "piece": "orcs.warrior3", "to": "balcony"})
     e = raises(Illegal, m.apply, {"t": "revive", "by": "orcs", "piece": "orcs.warrior3"})
     assert "still standing" in str(e)
-    m.apply({"t": "revive", "by": "orcs", "piece": "orcs.warrior1"})
-    assert up(m, "orcs.warrior1") and up(m, "orcs.warrior3")
+    fx = m.apply({"t": "revive", "by": "orcs", "piece": "orcs.warrior1"})
+    assert not prompts(fx) or "balcony" not in prompts(fx)[-1]["ask"]  # the balcony is taken: not asked
+    assert up(m, "orcs.warrior1") and up(m, "orcs.warrior3") and m.state["balcony"]["orcs"] == "orcs.warrior3"
     assert m.view()["pending"] == [] and m.view()["actions_left"] == 1
 
 
@@ -445,6 +452,54 @@ def test_a_balcony_figure_with_a_power_disk_is_revived_on_the_ground_when_the_ga
     script += shot("orcs", "cannon", "hero", ["knights.gate"])
     m = play(BG, script, options=SMALL)
     assert up(m, "knights.warrior1") and m.state["balcony"]["knights"] is None and m.state["power"] == {}
+
+
+def test_a_revived_balcony_figure_may_stand_on_the_balcony_again_and_work_the_castle_catapult():
+    # The FAQ: "stand the figure back up anywhere in its owner's camp"; the balcony is in the camp.
+    script = ready(power=["knights.warrior1"], balcony={"knights": "knights.warrior1"})
+    script += shot("orcs", "cannon", "hero", ["knights.warrior1"])
+    m = play(BG, script, options=SMALL)
+    fx = m.effects[-1]
+    assert up(m, "knights.warrior1") and m.state["power"] == {}
+    assert m.awaiting() == ["knights"]
+    ask = prompts(fx)[-1]
+    assert ask["to"] == "knights" and "castle balcony" in ask["ask"]
+    wheres = [c["to"] for c in m.legal() if c["t"] == "place"]
+    assert sorted(wheres) == ["balcony", "field"]
+    fx = m.apply({"t": "place", "by": "knights", "piece": "knights.warrior1", "to": "balcony"})
+    assert "Knight warrior 1 stands on the castle balcony again." in says(fx)
+    assert m.state["balcony"]["knights"] == "knights.warrior1"
+    assert m.awaiting() == ["orcs"] and m.view()["actions_left"] == 1  # no action lost by either side
+    m.apply({"t": "stood", "piece": "knights.warrior1"})
+    m.apply(end("orcs"))
+    m.apply({"t": "fire", "by": "knights", "weapon": "knights.castle-catapult", "crew": "knights.warrior1"})
+    assert m.state["shot"]["crew"] == "knights.warrior1"
+
+
+def test_a_revived_balcony_figure_stood_on_the_ground_leaves_the_balcony_free():
+    script = ready(power=["knights.warrior1"], balcony={"knights": "knights.warrior1"})
+    script += shot("orcs", "cannon", "hero", ["knights.warrior1"])
+    script.append({"t": "place", "by": "knights", "piece": "knights.warrior1", "to": "field"})
+    m = play(BG, script, options=SMALL)
+    assert "Knight warrior 1 stands on the ground in its camp." in says(m.effects[-1])
+    assert m.state["balcony"]["knights"] is None and m.view()["actions_left"] == 1
+    e = raises(Illegal, m.apply, {"t": "end", "by": "knights"})
+    assert "not the Knights' move" in str(e)
+
+
+def test_the_place_of_a_revived_figure_is_asked_first_and_only_where_the_balcony_is_free():
+    script = ready(power=["knights.warrior1"], balcony={"knights": "knights.warrior1"})
+    script += shot("orcs", "cannon", "hero", ["knights.warrior1"])
+    m = play(BG, script, options=SMALL)
+    e = raises(Illegal, m.apply, {"t": "end", "by": "knights"})
+    assert "first say where Knight warrior 1 stands again" in str(e)
+    e = raises(Illegal, m.apply, {"t": "place", "by": "knights", "piece": "knights.warrior1", "to": "moon"})
+    assert "on the 'balcony' or the 'field', not 'moon'" in str(e)
+    # Another figure on the balcony: a revived ground figure is not asked.
+    script = ready(power=["knights.warrior2"], balcony={"knights": "knights.warrior1"})
+    script += shot("orcs", "cannon", "hero", ["knights.warrior2"])
+    m = play(BG, script, options=SMALL)
+    assert m.awaiting() == ["orcs"] and not [c for c in m.legal() if c["t"] == "place"]
 
 
 def test_a_hero_on_the_balcony_when_the_gate_falls_is_an_early_fall_and_comes_down():

@@ -197,6 +197,29 @@ def test_a_lower_title_on_the_inner_wall_must_cross_back_and_pay_at_the_drawbrid
     assert "Player 1 crosses the drawbridge to the outer wall." in says(fx)
 
 
+def test_a_lower_title_landing_exactly_on_the_inner_drawbridge_crosses_back_and_pays():
+    # The rulebook: a lower title called inside "may stay there only until they reach the
+    # drawbridge where they must return to the outer castle wall"; landing on it is reaching it.
+    m = Match(MM, {"players": 2}, 11)
+    put(m, "p1", 42, gold=2000, title=2)  # a Lord, called inside for a joust earlier
+    fx = roll(m, "p1", 1, 1)  # 43, then 28: the inner bridge, with no step left
+    p = pl(m, "p1")
+    assert p["at"] == 14 and p["gold"] == 2000 - 100
+    assert m.state["treasury"] == 500 + 100
+    assert "Player 1 crosses the drawbridge to the outer wall." in says(fx)
+    assert m.view()["players"][0]["wall"] == "outer"
+    turn_to(m, "p1")
+    roll(m, "p1", 1, 1)  # from the outer bridge: no second fee, no route question
+    assert pl(m, "p1")["at"] == 16 and pl(m, "p1")["gold"] == 2000 - 100 and pl(m, "p1")["pass"]
+
+
+def test_a_duke_landing_on_the_inner_drawbridge_may_stay_inside():
+    m = new(2)
+    put(m, "p1", 42, gold=3000, title=3)
+    roll(m, "p1", 1, 1)
+    assert pl(m, "p1")["at"] == 28 and pl(m, "p1")["gold"] == 3000
+
+
 def test_a_duke_on_the_inner_wall_chooses_at_the_drawbridge():
     m = new(2)
     put(m, "p1", 43, gold=3000, title=3)

@@ -288,19 +288,40 @@ def test_variant_defenders_may_pass_a_turn_and_then_are_never_stuck():
     assert not m.over and m.legal() == [{"t": "pass", "by": D}]
 
 
-def test_fifty_turns_without_a_capture_or_an_attacker_advancing_is_a_draw():
+def shuffle(m, rounds):
+    """Attackers a5<->b5 and defenders e1<->e2, back and forth: no capture, no attacker forward."""
+    for i in range(rounds):
+        for step in (mv(A, "a5", "b5"), mv(D, "e1", "e2")) if i % 2 == 0 else (mv(A, "b5", "a5"), mv(D, "e2", "e1")):
+            if m.over:
+                return
+            m.apply(step)
+
+
+def test_the_rulebook_has_no_draw_so_by_default_shuffling_goes_on():
+    assert ringo.OPTIONS["quiet_draw"]["default"] == 0
     m = at(["a5", "c5"], ["e1", "g1"])
-    for i in range(ringo.QUIET_LIMIT // 2):
-        m.apply(mv(A, "a5", "b5") if i % 2 == 0 else mv(A, "b5", "a5"))
-        if m.over:
-            break
-        m.apply(mv(D, "e1", "e2") if i % 2 == 0 else mv(D, "e2", "e1"))
-    assert m.over and m.state["winner"] is None and m.state["turns"] == ringo.QUIET_LIMIT
-    assert "is a draw" in m.announcements[-1]
-    m = at(["a5", "c5"], ["e1", "g1"])
-    m.state["quiet"] = ringo.QUIET_LIMIT - 2
+    shuffle(m, 60)  # 120 turns without progress
+    assert not m.over and m.state["turns"] == 120 and m.awaiting() == [A]
+
+
+def test_the_quiet_draw_house_rule_ends_a_game_after_its_turns_without_progress():
+    m = at(["a5", "c5"], ["e1", "g1"], options={"quiet_draw": 50})
+    shuffle(m, 25)
+    assert m.over and m.state["winner"] is None and m.state["turns"] == 50
+    assert m.announcements[-1] == "50 turns in a row without a capture or an attacker moving forward: the game is a draw."
+    m = at(["a5", "c5"], ["e1", "g1"], options={"quiet_draw": 50})
+    m.state["quiet"] = 48
     m.apply(mv(A, "a5", "a4"))  # advancing starts the count again
     assert m.state["quiet"] == 0
+    m = at(["a5", "c5"], ["e1", "g1"], options={"quiet_draw": 10})
+    shuffle(m, 25)
+    assert m.over and m.state["turns"] == 10
+
+
+def test_the_quiet_draw_option_must_be_a_whole_number_of_turns():
+    for bad in (-1, True, "50", 2.5):
+        e = raises(Illegal, Match, ringo, {"quiet_draw": bad}, 0)
+        assert "quiet_draw" in str(e) and "whole number" in str(e)
 
 
 # ---------------------------------------------------------------- bad input

@@ -14,7 +14,8 @@ def test_games_lists_ringo_with_its_variants():
     ringo = next(g for g in json.loads(out) if g["name"] == "ringo")
     assert ringo["title"] == "Ringo" and ringo["sensed"] == ["cell"]
     assert ringo["options"]["attackers"]["choices"] == [5, 6, 7]
-    assert set(ringo["options"]) == {"attackers", "enter_from_neutral", "defenders_may_pass", "neutral_limit"}
+    assert set(ringo["options"]) == {"attackers", "enter_from_neutral", "defenders_may_pass", "neutral_limit", "quiet_draw"}
+    assert ringo["options"]["quiet_draw"]["default"] == 0 and "not in the rulebook" in ringo["options"]["quiet_draw"]["help"]
 
 
 def test_replay_of_the_example_ends_with_two_attackers_in_the_castle():

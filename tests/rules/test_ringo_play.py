@@ -19,6 +19,7 @@ VARIANTS = [
     {"enter_from_neutral": False},
     {"defenders_may_pass": True},
     {"neutral_limit": "one"},
+    {"quiet_draw": 50},
     {"attackers": 5, "enter_from_neutral": False, "defenders_may_pass": True, "neutral_limit": "one"},
 ]
 
@@ -32,7 +33,8 @@ def invariants(m, inp, fx):
     nz = ringo.count_neutral(board)
     assert nz <= ringo.neutral_limit(m.options, board.count("D")), "Neutral Zone over its limit: " + board
     assert 0 <= st["castle"] <= 2 and (st["castle"] < 2 or st["winner"] == A)
-    assert st["over"] or st["quiet"] < ringo.QUIET_LIMIT
+    limit = m.options["quiet_draw"]
+    assert st["over"] or not limit or st["quiet"] < limit
     assert st["over"] == (m.awaiting() == [])
     if st["turns"] % 16 == 0 or st["over"]:
         # Everything is public in Ringo: no side sees more than the table.
