@@ -22,7 +22,7 @@ MODELS = {
 @pytest.mark.parametrize("label", list(MODELS))
 def test_every_ball_counted_once_and_no_noise_on_every_board(fw_code, label):
     model, anim = MODELS[label]
-    edges, truth = drops.timeline(400, seed=21)
+    edges, truth = drops.timeline(300, seed=21)
     leds = 73 if anim else 0
     events, stats = drops.run(fw_code, model, edges, lines=drops.animate(leds), leds=leds, seed=5)
     score, unmatched = drops.score(truth, events)

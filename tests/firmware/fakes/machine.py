@@ -569,24 +569,27 @@ def _apply(cmd):
 def poll():
     """Apply whatever the controller sent; called from WDT.feed(), i.e. every sensing cycle."""
     s = _sim[0]
-    if s is None or not _sim[2].poll(0):
+    if s is None:
         return
     _real()
-    try:
-        data = s.read(512)  # small reads: the heap-limit tests measure the firmware, not the fake
-    except OSError:
-        return
-    if not data:
-        sys.exit(0)  # controller went away: end the simulated board
-    buf = _sim[1] + data
-    while True:
-        nl = buf.find(b"\n")
-        if nl < 0:
-            break
-        for cmd in buf[:nl].decode().split(";"):
-            _apply(cmd)
-        buf = buf[nl + 1 :]
-    _sim[1] = buf
+    for _ in range(4):
+        if not _sim[2].poll(0):
+            return
+        try:
+            data = s.read(128)  # small reads: the heap-limit tests measure the firmware, not the fake
+        except OSError:
+            return
+        if not data:
+            sys.exit(0)  # controller went away: end the simulated board
+        buf = _sim[1] + data if _sim[1] else data
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                break
+            for cmd in buf[:nl].decode().split(";"):
+                _apply(cmd)
+            buf = buf[nl + 1 :]
+        _sim[1] = buf
 
 
 _connect()
