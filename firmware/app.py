@@ -172,9 +172,12 @@ class App:
         self.wake.set()
 
     def hello(self):
+        # acked: where this board stands, so a host learns it before taking any event as new
+        # (everything before the outbox's oldest was acknowledged, or dropped and counted).
+        stand = self.outbox[0][0] - 1 if self.outbox else self.seq
         try:
             self.send_ctl(
-                "hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list())
+                "hello", (self.board, self.boot, FIRMWARE, wire.VERSION, self.role, self.sensor_list(), stand)
             )
         except wire.WireError:  # too many sensors for one frame (`battlement hardware check` warns of it)
             self.error(0, "hello-too-long")
@@ -245,9 +248,10 @@ class App:
             self._evack(f[1], f[2])
             return
         msgid = f[1]
-        if typ == "ping":
+        if typ == "ping":  # also the host's resync: hello, then the whole outbox again
             self.send_ctl("ack", (self.board, msgid))
             self.hello()
+            self.rewind()
         elif typ == "led":
             reason = self._led(f[2], f[3], f[4], f[5])
             if reason:

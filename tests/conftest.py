@@ -16,6 +16,16 @@ if str(ROOT / "tests") not in sys.path:
 from support.procs import MICROPYTHON, Broker, PtyPair
 
 
+def pytest_collection_modifyitems(config, items):
+    """Soak variants run only when asked for (-m soak): CI stays well under its time budget."""
+    if "soak" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="soak test: run with -m soak")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def _worker_broker(tmp_path_factory):
     broker = Broker(tmp_path_factory.mktemp("mosquitto")).start()

@@ -89,7 +89,12 @@ class Bridge:
         if self.mqtt:
             user, pw, tls = self.mqtt_auth
             self.transports.append(MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca))
+        seen = self.journal.recent_events()
         for t in self.transports:
+            # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
+            t.acks_on_commit = True
+            for (table, board, boot), seqs in seen.items():
+                t.remember(table, board, boot, seqs)
             await t.start()
             self.tasks.append(asyncio.create_task(self._pump(t)))
         for sim in self.sims.values():
@@ -145,6 +150,7 @@ class Bridge:
                         self._note("error handling %s: %s" % (type(msg).__name__, e))
             finally:
                 self.journal.commit()
+                transport.committed()
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
                 # the LED shows (a piece lifted and put back within one burst sends nothing).

@@ -6,9 +6,12 @@ resending after a reconnect. So the host sees duplicates (resends of events it
 already has) and, on a lossy link, gaps that a later resend may fill.
 
 Per (link key, board) the inbox keeps the current boot, the highest seq seen and
-the seqs still missing below it. The first event of a boot sets the baseline: a
-board resends from its oldest unacknowledged event, so anything earlier was
-acknowledged before (by an earlier run of the host) and is not a gap.
+the seqs still missing below it. It learns where a boot stands before it accepts
+anything as new: the board's hello carries `acked` (it needs nothing up to that
+seq), and what an earlier run of the host journalled for that boot can be
+handed over with seed(). So a host that restarts neither applies twice what it
+journalled before nor mistakes the first event it happens to see for the
+baseline and drops the older ones the board resends.
 A missing seq that has not arrived GAP_WINDOW events later is given up as lost,
 so the cumulative acknowledgement can move on.
 """
@@ -46,6 +49,7 @@ class Inbox:
         self.gap_window = gap_window
         self._tracks: dict[object, _Track] = {}
         self._past: dict[object, dict[int, _Track]] = {}
+        self._seen: dict[object, dict[int, set[int]]] = {}  # key -> boot -> seqs an earlier run applied
         self._clock = 0
 
     def _count(self, reason: str, n: int = 1) -> None:
@@ -55,23 +59,49 @@ class Inbox:
         t = self._tracks.get(key)
         return t.boot if t else None
 
-    def hello(self, key, boot: int) -> bool:
-        """Record a board's boot id; a new boot resets its sequence. Returns True if the boot is new."""
+    def seed(self, key, boot: int, seqs) -> None:
+        """Seqs of (key, boot) applied before (by an earlier run of the host): never new again."""
+        self._seen.setdefault(key, {})[boot] = set(seqs)
+
+    def hello(self, key, boot: int, acked: int | None = None) -> bool:
+        """Record a board's boot id and how far it stands; a new boot resets its sequence.
+
+        acked: the board needs nothing up to this seq (from its hello); None: unknown, the first
+        event of the boot becomes the baseline. Returns True if the boot is new.
+        """
         t = self._tracks.get(key)
-        if t is not None and t.boot == boot:
-            return False
-        # Keep a few earlier boots: a late hello of an earlier boot (frames reordered on the
-        # way) must find that boot's record again, or its events would be applied twice.
-        past = self._past.setdefault(key, {})
-        if t is not None:
-            past[t.boot] = t
-            while len(past) > PAST_BOOTS:
-                del past[min(past, key=lambda b: past[b].since)]
-        again = past.pop(boot, None)
-        self._clock += 1
-        self._tracks[key] = again or _Track(boot)
-        self._tracks[key].since = self._clock
-        return again is None
+        new = False
+        if t is None or t.boot != boot:
+            # Keep a few earlier boots: a late hello of an earlier boot (frames reordered on the
+            # way) must find that boot's record again, or its events would be applied twice.
+            past = self._past.setdefault(key, {})
+            if t is not None:
+                past[t.boot] = t
+                while len(past) > PAST_BOOTS:
+                    del past[min(past, key=lambda b: past[b].since)]
+            t = past.pop(boot, None)
+            if t is None:
+                new = True
+                t = _Track(boot)
+                seen = self._seen.get(key, {}).pop(boot, None)
+                if seen:
+                    t.base = t.high = max(seen)
+                    t.missing = set(range(max(0, t.high - self.gap_window) + 1, t.high)) - seen
+                    t.base = (min(t.missing) - 1) if t.missing else t.high
+            self._clock += 1
+            t.since = self._clock
+            self._tracks[key] = t
+        if acked is not None:
+            self._advance(t, acked)
+        return new
+
+    def _advance(self, t: _Track, acked: int) -> None:
+        """The board needs nothing up to acked: never lower what is known, never count a gap for it."""
+        t.high = max(t.high, acked)
+        if t.missing:
+            t.missing = {s for s in t.missing if s > acked}
+        if acked > t.base:
+            t.base = (min(t.missing) - 1) if t.missing else t.high
 
     def offer(self, key, boot: int, seq: int) -> tuple[str, int]:
         """Classify event (boot, seq) from board `key`: returns (NEW|LATE|DUP, seqs newly found missing).

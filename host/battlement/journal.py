@@ -261,6 +261,17 @@ class Journal:
         self.last_write = time.monotonic()
         self._insert_event(table, ev, obj, outcome, time.time())
 
+    def recent_events(self, rows: int = 50_000) -> dict[tuple[str, str, int], set[int]]:
+        """(table, board, boot) -> seqs journalled, over the last `rows` events: what a restarted
+        bridge must not apply again when a board resends what it never saw acknowledged."""
+        self._flush()
+        out: dict[tuple[str, str, int], set[int]] = {}
+        for tbl, board, boot, seq in self.db.execute(
+                "SELECT tbl, board, boot, seq FROM events WHERE id > (SELECT COALESCE(MAX(id), 0) FROM events) - ?",
+                (rows,)):
+            out.setdefault((tbl, board, boot), set()).add(seq)
+        return out
+
     # --- progress (padlocks) ----------------------------------------------------------
 
     def get_progress(self, table: str) -> dict:

@@ -27,6 +27,7 @@ class Hello:
     profile: str
     sensors: dict[str, str] = field(hash=False)  # sensor id -> kind (beam / tilt / presence)
     port: str | None = None  # serial port the hello came in on (None over MQTT)
+    acked: int = 0  # the board needs nothing up to this seq: acknowledged (or dropped, counted in its beat)
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,9 @@ def from_frame(typ: str, fields: tuple, table: str | None = None):
     checked every number's range and every id.
     """
     if typ == "hello":
-        board, boot, firmware, proto, profile, sensors = fields
-        return Hello(table, board, boot, firmware, proto, profile, parse_sensors(sensors))
+        board, boot, firmware, proto, profile, sensors = fields[:6]
+        acked = fields[6] if len(fields) > 6 else 0  # a version 1 hello has none (and is refused: proto)
+        return Hello(table, board, boot, firmware, proto, profile, parse_sensors(sensors), None, acked)
     if typ == "event":
         board, boot, seq, sensor, kind, value, t_us, width_us = fields
         if kind not in wire.KINDS:
@@ -203,7 +205,8 @@ def to_frame(cmd, msgid: int) -> bytes:
 def up_frame(msg) -> bytes:
     """Encode a board -> host message as a wire frame (what a board or a simulator sends)."""
     if isinstance(msg, Hello):
-        fields: tuple = (msg.board, msg.boot, msg.firmware, msg.proto, msg.profile, format_sensors(msg.sensors))
+        fields: tuple = (msg.board, msg.boot, msg.firmware, msg.proto, msg.profile, format_sensors(msg.sensors),
+                         msg.acked)
         return wire.encode("hello", fields)
     if isinstance(msg, Event):
         fields = (msg.board, msg.boot, msg.seq, msg.sensor, msg.kind, msg.value, msg.t_us, msg.width_us)

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from battlement.messages import Event
 from battlement.tables import TableMap, space_object
+from shared_rules.medieval_pong.switches import switch_input, switch_of
 
 
 def _pong(obj: str, kind: str, value: int):
+    if obj.count(".") == 2:
+        # a tower's fall or roof switch: only a roof switch opening is a roof tipping over
+        return switch_input(obj, value == 1)
     if value != 1:
-        return None  # a completed ball pulse, or a tower tipping over; standing up again means nothing
-    if obj.endswith(".tilt"):
-        side, tower, _ = obj.split(".")
-        return {"t": "tilt", "side": side, "tower": tower}
+        return None  # a completed ball pulse
     side, tower = obj.split(".", 1)
     return {"t": "ball", "side": side, "tower": tower}
 
@@ -54,8 +55,8 @@ TO_INPUT = {"medieval-pong": _pong, "ringo": _ringo, "battleground": _battlegrou
 def to_sensor(game: str, inp: dict):
     """The inverse: which object and value a sensed input comes from (the page's sensor buttons)."""
     t = inp.get("t")
-    if game == "medieval-pong" and t in ("ball", "tilt") and "tower" in inp:
-        return "%s.%s%s" % (inp["side"], inp["tower"], ".tilt" if t == "tilt" else ""), 1
+    if game == "medieval-pong" and t == "ball" and "tower" in inp:
+        return "%s.%s" % (inp["side"], inp["tower"]), 1
     if game == "ringo" and t == "cell":
         return inp["cell"], 1 if inp["occupied"] else 0
     if game == "battleground" and t in ("fell", "stood"):
@@ -88,6 +89,9 @@ def to_sensors(game: str, state: dict, inp: dict) -> list[tuple[str, int]]:
     one = to_sensor(game, inp)
     if one is not None:
         return [one]
+    if game == "medieval-pong" and inp.get("t") == "tilt" and "tower" in inp:
+        obj, opened = switch_of(inp)
+        return [(obj, 1 - opened), (obj, opened)]  # a roof switch closes as the roof is set, opens as it tips
     if game == "ringo" and inp.get("t") == "move":
         import shared_rules
         from shared_rules.engine import Illegal, clone

@@ -29,6 +29,7 @@ from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
 
 FIRMWARE = "sim-1"
+RESEND = 1.0  # seconds without an evack before the outbox goes again, as the firmware's resend_ms
 
 
 class VirtualBoard:
@@ -42,9 +43,12 @@ class VirtualBoard:
         self.counters = {"events": 0, "commands": 0, "bad-frames": 0}
         self.on_led = None  # callback(board, target, pattern, rgb) for watchers (the page, tests)
         self.t0 = time.monotonic()
+        self.progress = self.t0  # when the host last acknowledged something (or the outbox last went)
 
     def hello(self) -> None:
-        self.write(up_frame(Hello(None, self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensors)))
+        acked = min(self.outbox) - 1 if self.outbox else self.seq  # where it stands, like the firmware
+        self.write(up_frame(Hello(None, self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensors,
+                                  None, acked)))
 
     def sense(self, sensor: str, value: int, width_us: int = 12000) -> int:
         """Report a sensor change like the firmware does; returns its seq."""
@@ -70,8 +74,11 @@ class VirtualBoard:
             return  # addressed to another board on the same link
         if typ == "evack":
             if fields[1] == self.boot:
-                for s in [s for s in self.outbox if s <= fields[2]]:
+                done = [s for s in self.outbox if s <= fields[2]]
+                for s in done:
                     del self.outbox[s]
+                if done:
+                    self.progress = time.monotonic()
             return
         self.counters["commands"] += 1
         msgid = fields[1]
@@ -82,10 +89,23 @@ class VirtualBoard:
                 self.on_led(self.board, target, pattern, rgb)
         if typ in ("led", "config", "ping"):
             self.write(up_frame(Reply(None, self.board, msgid, True)))
-        if typ == "ping":
-            self.hello()
-            for s in sorted(self.outbox):  # what the host may have missed
-                self.write(self.outbox[s])
+        if typ == "ping":  # the host's resync
+            self.resync()
+
+    def resync(self) -> None:
+        """hello, then the whole outbox oldest first: after a ping or a reconnect, as the firmware does."""
+        self.hello()
+        self.resend()
+
+    def resend(self) -> None:
+        self.progress = time.monotonic()
+        for s in sorted(self.outbox):
+            self.write(self.outbox[s])
+
+    def housekeeping(self, now: float) -> None:
+        """Events unacknowledged for RESEND seconds go again (the host may have been away)."""
+        if self.outbox and now - self.progress >= RESEND:
+            self.resend()
 
 
 class PtyLink:
@@ -186,7 +206,7 @@ class MqttLink:
             self.loop.call_soon_threadsafe(self._online)
 
     def _online(self) -> None:
-        self.board.hello()
+        self.board.resync()
         self.ready.set()
 
     def _message(self, client, userdata, msg):
@@ -215,6 +235,7 @@ class Simulator:
         self.tmap = tmap
         self.boards: dict[str, VirtualBoard] = {}
         self.links: dict[str, PtyLink | MqttLink] = {}
+        self._keeper: asyncio.Task | None = None
         for b in sorted(tmap.boards):
             vb = VirtualBoard(b, tmap.sensors_of(b), str(tmap.boards[b].get("profile", "sim")), tmap.table)
             self.boards[b] = vb
@@ -228,8 +249,19 @@ class Simulator:
     def start(self) -> None:
         for link in self.links.values():
             link.start()
+        self._keeper = asyncio.get_running_loop().create_task(self._keep())
+
+    async def _keep(self) -> None:
+        while True:
+            await asyncio.sleep(0.2)
+            now = time.monotonic()
+            for b in self.boards.values():
+                b.housekeeping(now)
 
     def close(self) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            self._keeper = None
         for link in self.links.values():
             link.close()
 

@@ -53,10 +53,12 @@ def game_objects(game: str, options: dict | None = None) -> dict[str, str] | Non
         return {p: "tilt" for side in bg.SIDES for p in bg.tilt_pieces(state, side)}
     if game == "medieval-pong":
         from shared_rules.medieval_pong import rules as mp
+        from shared_rules.medieval_pong.switches import FALL, ROOF
 
         out = {"%s.%s" % (side, t): "beam" for side in mp.SIDES for t in mp.tower_names(2)}
-        # optional: the tilt switch in each tower (a roof or tower knocked over)
-        out.update({"%s.%s.tilt" % (side, t): "tilt" for side in mp.SIDES for t in mp.tower_names(2)})
+        # optional: the fall switch and the roof switch in each tower (docs/hardware.md, roof sensing)
+        for switch in (FALL, ROOF):
+            out.update({"%s.%s.%s" % (side, t, switch): "tilt" for side in mp.SIDES for t in mp.tower_names(2)})
         return out
     if game == "plingpong":
         from shared_rules.plingpong import rules as plingpong

@@ -1,4 +1,4 @@
-"""Battlement wire protocol v1: frame codec shared by the boards and the host.
+"""Battlement wire protocol (version in VERSION): frame codec shared by the boards and the host.
 
 This module runs unchanged under CPython and MicroPython (the firmware ships a
 compiled copy), so it sticks to the subset both understand.
@@ -16,7 +16,7 @@ docs/protocol.md for the meaning of every field.
 
 from binascii import crc32
 
-VERSION = 1
+VERSION = 2  # 2: hello carries acked (resync before accept); see docs/protocol.md
 MAX_FRAME = 512
 
 # type -> fields: (name, encoding[, lowest, highest]) per field. Encodings:
@@ -29,7 +29,7 @@ MSGID = 999999999  # the host's msgids run 1..MSGID and wrap; a board answers ms
 SPEC = {
     # board -> host
     "hello": (("board", "n"), ("boot", "x", 1, U32), ("firmware", "s"), ("proto", "i", 0, 65535),
-              ("profile", "s"), ("sensors", "s")),
+              ("profile", "s"), ("sensors", "s"), ("acked", "i", 0, U32)),
     "event": (("board", "n"), ("boot", "x", 1, U32), ("seq", "i", 1, U32), ("sensor", "n"), ("kind", "s"),
               ("value", "i", 0, 1), ("t_us", "i", 0, TICKS), ("width_us", "i", 0, TICKS)),
     "beat": (("board", "n"), ("boot", "x", 1, U32), ("uptime_ms", "i", 0, U32), ("dropped", "i", 0, U32),
@@ -43,6 +43,8 @@ SPEC = {
     "ping": (("board", "n"), ("msgid", "i", 1, MSGID)),
     "evack": (("board", "n"), ("boot", "x", 1, U32), ("seq", "i", 0, U32)),  # cumulative: every event up to seq
 }
+# A version 1 hello had no acked: still decoded, so the host can say which protocol the board speaks.
+HELLO_V1 = SPEC["hello"][:6]
 # One letter per field (n counts as s), for code that only needs the shape.
 SCHEMA = {}
 for _t, _fields in SPEC.items():
@@ -183,7 +185,9 @@ def decode(line):
     if spec is None:
         raise WireError(R_TYPE, typ[:20])
     if len(parts) - 1 != len(spec):
-        raise WireError(R_FIELDS, "%s takes %d fields, got %d" % (typ, len(spec), len(parts) - 1))
+        if typ != "hello" or len(parts) - 1 != len(HELLO_V1):
+            raise WireError(R_FIELDS, "%s takes %d fields, got %d" % (typ, len(spec), len(parts) - 1))
+        spec = HELLO_V1
     out = []
     i = 1
     for fs in spec:
@@ -200,6 +204,8 @@ def decode(line):
             out.append(tok.decode())
         else:
             out.append(_number(tok, fs))
+    if spec is HELLO_V1 and out[3] != 1:
+        raise WireError(R_FIELDS, "hello of protocol %d takes %d fields, got 6" % (out[3], len(SPEC["hello"])))
     return typ, tuple(out)
 
 

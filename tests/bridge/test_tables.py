@@ -36,8 +36,9 @@ def test_shipped_maps_load(name):
 def test_two_set_pong_map_has_eighteen_towers_per_side():
     tm = tables.load(str(ROOT / "hardware" / "tables" / "medieval-pong-2sets.toml"))
     assert tm.options == {"sets": 2}
-    assert len([o for o in tm.objects if o.startswith("red.") and not o.endswith(".tilt")]) == 18
-    assert tm.objects["red.F1.tilt"].sensor == "tilt-f1"  # each tower's tilt switch too
+    assert len([o for o in tm.objects if o.startswith("red.") and o.count(".") == 1]) == 18
+    assert tm.objects["red.F1.tilt"].sensor == "tilt-f1"  # each tower's fall switch too
+    assert tm.objects["red.F1.roof"].sensor == "roof-f1"  # ... and its roof switch
 
 
 def test_a_complete_map_parses():
@@ -83,17 +84,17 @@ def test_run_without_boards_says_how_to_give_them(tmp_path):
     assert r.returncode == 2 and "--simulate" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_pong_tower_tipping_over_is_a_tilt_input():
+def test_a_pong_roof_switch_opening_is_a_tilt_input():
     from battlement.messages import Event
     from battlement.router import Router
 
     r = Router(tables.for_game("medieval-pong"))
-    tip = Event(None, "red-kingdom", 1, 1, "tilt-b2", "tilt", 1, 0, 0)
-    assert r.place(tip)[:2] == ("red.B2.tilt", {"t": "tilt", "side": "red", "tower": "B2"})
+    tip = Event(None, "red-kingdom", 1, 1, "roof-b2", "tilt", 0, 0, 0)
+    assert r.place(tip)[:2] == ("red.B2.roof", {"t": "tilt", "side": "red", "tower": "B2"})
     ball = Event(None, "blue-kingdom", 1, 2, "tower-c3", "beam", 1, 0, 9000)
     assert r.place(ball)[:2] == ("blue.C3", {"t": "ball", "side": "blue", "tower": "C3"})
-    upright = Event(None, "red-kingdom", 1, 3, "tilt-b2", "tilt", 0, 0, 0)
-    assert r.place(upright)[1] is None and r.counters == {"ignored": 1}
+    flat = Event(None, "red-kingdom", 1, 3, "tilt-b2", "tilt", 1, 0, 0)  # the fall switch: lying down
+    assert r.place(flat)[1] is None and r.counters == {"ignored": 1}
 
 
 def test_a_table_built_for_another_game_is_refused(tmp_path):

@@ -73,8 +73,19 @@ def test_ping_answers_ack_and_hello(fw_code):
     r = run_scenario(fw_code, CONFIG, ["line " + frame("ping", "tower-1", 77), "take"])
     assert r.of("ack") == [("tower-1", 77)]
     (hello,) = r.of("hello")
-    assert hello[0] == "tower-1" and hello[4] == "pong-side" and hello[3] == 1
-    assert hello[5] == "cup-1:beam,tilt-1:tilt"
+    assert hello[0] == "tower-1" and hello[4] == "pong-side" and hello[3] == 2
+    assert hello[5] == "cup-1:beam,tilt-1:tilt" and hello[6] == 0
+
+
+def test_a_ping_is_a_resync_where_the_board_stands_then_its_whole_outbox(fw_code):
+    """A host that has just started pings: the hello says what was acknowledged, then every
+    unacknowledged event comes again, oldest first, so the host takes nothing as new before it knows."""
+    ops = ["freeze"] + ball() + ball() + ["take", "flush"] + ball() + ball() + ["take"]
+    ops += ["line " + frame("ping", "tower-1", 5), "take"]
+    r = run_scenario(fw_code, CONFIG, ops)
+    assert [e[2] for e in r.events()] == [1, 2, 3, 4, 3, 4]
+    (hello,) = r.of("hello")
+    assert hello[6] == 2  # acknowledged up to 2: the host may take 3 and 4 as new
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -118,3 +118,30 @@ def test_a_late_hello_of_an_earlier_boot_does_not_replay_its_events():
     box.hello(KEY, 0xB2)
     assert box.hello(KEY, 0xB1) is False  # seen before: its record comes back
     assert box.offer(KEY, 0xB1, 1)[0] == DUP
+
+
+def test_the_hello_says_where_the_board_stands_so_no_first_event_is_mistaken_for_the_baseline():
+    """A host that restarts while a board keeps 5..11 unacknowledged: the first event it happens to
+    see (11) must not make 5..10 look like duplicates when the outbox comes again."""
+    box = Inbox()
+    box.hello(KEY, 0xB1, acked=4)
+    assert box.acked(KEY) == (0xB1, 4)
+    assert box.offer(KEY, 0xB1, 11) == (NEW, 6)  # 5..10 are missing, not stale
+    assert [box.offer(KEY, 0xB1, s)[0] for s in range(5, 11)] == [LATE] * 6
+    assert box.offer(KEY, 0xB1, 11)[0] == DUP and box.acked(KEY) == (0xB1, 11)
+    box.hello(KEY, 0xB1, acked=3)  # a late hello never moves it back
+    assert box.acked(KEY) == (0xB1, 11)
+
+
+def test_what_an_earlier_run_journalled_is_never_new_again():
+    box = Inbox()
+    box.seed(KEY, 0xB1, {5, 6, 8})  # journalled, then the host was killed before its evack left
+    box.hello(KEY, 0xB1, acked=4)
+    assert box.acked(KEY) == (0xB1, 6)
+    verdicts = [box.offer(KEY, 0xB1, s)[0] for s in (5, 6, 7, 8, 9)]
+    assert verdicts == [DUP, DUP, LATE, DUP, NEW]
+    assert box.acked(KEY) == (0xB1, 9)
+    other = (None, "keep-2")
+    box.seed(other, 7, {1, 2})
+    box.hello(other, 8, acked=0)  # a newer boot: the old boot's seqs say nothing about it
+    assert box.offer(other, 8, 1)[0] == NEW

@@ -27,7 +27,7 @@ class Recorder(Transport):
 boards = st.sampled_from(["tower-1", "keep-2"])
 boots = st.sampled_from([1, 2])
 valid = st.one_of(
-    st.builds(lambda b, boot: wire.encode("hello", (b, boot, "1.0", 1, "tower", "cup-1:beam")), boards, boots),
+    st.builds(lambda b, boot: wire.encode("hello", (b, boot, "1.0", wire.VERSION, "tower", "cup-1:beam", 0)), boards, boots),
     st.builds(
         lambda b, boot, seq, v: wire.encode("event", (b, boot, seq, "cup-1", "beam", v, seq * 10, 5000)),
         boards, boots, st.integers(1, 40), st.integers(0, 1),

@@ -103,7 +103,7 @@ def test_bad_topics_and_spoofed_boards_are_counted_not_fatal(mosquitto):
         pub.connect("127.0.0.1", mosquitto.port)
         pub.loop_start()
         try:
-            good = wire.encode("hello", ("tower-1", 1, "x", 1, "tower", "cup-1:beam"))
+            good = wire.encode("hello", ("tower-1", 1, "x", wire.VERSION, "tower", "cup-1:beam", 0))
             pub.publish("battlement/%s/Tower_1/up" % table, good, qos=1)  # id outside the safe charset
             pub.publish("battlement/%s/keep-9/up" % table, good, qos=1)  # frame says tower-1, topic keep-9
             pub.publish("battlement/%s/tower-1/up" % table, b"\xff" * 600, qos=1)

@@ -88,6 +88,30 @@ def test_events_before_hello_are_held_and_the_board_is_pinged(pty_pair):
     run(main())
 
 
+def test_a_host_started_late_takes_the_outbox_in_order_from_where_the_board_stands(pty_pair):
+    """The board kept 1..5 while no host listened; the first thing the new host hears is event 6.
+    Taking 6 as the baseline would drop 1..5 as duplicates: the host holds 6, pings, and the board's
+    hello (acked 0) and resent outbox bring 1..6 in order, each once."""
+
+    async def main():
+        board = SerialBoard(pty_pair.b).open()
+        for _ in range(5):
+            board.event_frame()  # sensed while nobody listened: in the outbox only
+        async with running(SerialTransport([pty_pair.a]), board) as t:
+            board.event()  # 6: the first the host hears
+            await until(lambda: t.counters.get("unknown-board", 0) == 1, what="event 6 held")
+            await asyncio.to_thread(board.pump, 0.3)  # ack, hello (acked 0), then 1..6
+            msgs = await take(t, 8)
+            await asyncio.sleep(0.1)
+            msgs += drain(t)
+            assert events(msgs) == [("tower-1", s) for s in range(1, 7)]
+            assert t.counters.get("gap", 0) == 0 and t.counters.get("stale-seq", 0) == 0
+            await asyncio.to_thread(board.pump, 0.3)
+            assert board.unacked() == []
+
+    run(main())
+
+
 def test_unplug_and_replug_reopens_without_restarting(pty_pair):
     async def main():
         board = SerialBoard(pty_pair.b).open()
@@ -210,11 +234,13 @@ def test_allow_list_and_protocol_version_are_enforced(pty_pair):
         async with running(SerialTransport([pty_pair.a], allow=["tower-1"]), stranger, future) as t:
             stranger.hello()
             stranger.event()
-            future.write(wire.encode("hello", ("tower-1", 1, "9.0", 2, "tower", "cup-1:beam")))
+            future.write(wire.encode("hello", ("tower-1", 1, "9.0", 3, "tower", "cup-1:beam", 0)))
+            body = b"hello tower-1 1 0.1.0 1 tower cup-1:beam"  # a version 1 board: its hello had no acked
+            future.write(body + b"*%08x\n" % crc32(body))
             future.hello()
             msgs = await take(t, 1)
-            assert msgs[0].board == "tower-1" and msgs[0].proto == 1
-            assert t.counters["unknown-board"] == 2 and t.counters["proto"] == 1
+            assert msgs[0].board == "tower-1" and msgs[0].proto == wire.VERSION
+            assert t.counters["unknown-board"] == 2 and t.counters["proto"] == 2
             assert "keep-9" not in t.boards
 
     run(main())
@@ -226,7 +252,7 @@ def test_a_micropython_board_and_the_host_understand_each_other(pty_pair, microp
     script.write_text(
         "import sys\nsys.path.insert(0, %r)\nimport wire\n"
         "f = open(%r, 'r+b')\n"
-        "f.write(b'\\n' + wire.encode('hello', ('mp-1', 0x77, '0.1', 1, 'gate', 'door:presence')))\n"
+        "f.write(b'\\n' + wire.encode('hello', ('mp-1', 0x77, '0.1', 2, 'gate', 'door:presence', 0)))\n"
         "for seq in (1, 2, 3):\n"
         "    f.write(wire.encode('event', ('mp-1', 0x77, seq, 'door', 'presence', seq %% 2, seq * 100, 0)))\n"
         "while True:\n"

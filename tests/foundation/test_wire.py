@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 WIRE_PY = pathlib.Path(wire.__file__)
 
 SAMPLES = {
-    "hello": ("tower-1", 0xDEADBEEF, "1.2.0", 1, "tower", "cup-1:beam,tilt-a:tilt,hand:presence"),
+    "hello": ("tower-1", 0xDEADBEEF, "1.2.0", 2, "tower", "cup-1:beam,tilt-a:tilt,hand:presence", 17),
     "event": ("tower-1", 0xDEADBEEF, 42, "cup-1", "beam", 1, 2**30 - 1, 8123),
     "beat": ("tower-1", 0xDEADBEEF, 61000, 0, 3, 1, 2),
     "ack": ("tower-1", 7),

@@ -1,4 +1,4 @@
-"""Scripted boards for tests and benchmarks: speak wire protocol v1 like real firmware would.
+"""Scripted boards for tests and benchmarks: speak the wire protocol like real firmware would.
 
 Both keep an outbox of unacknowledged events (trimmed by the host's cumulative
 evack) and can resend it, which is what makes exactly-once possible.
@@ -33,7 +33,10 @@ class _Outbox:
             self.outbox = {}
 
     def hello_frame(self):
-        return up_frame(Hello(None, self.board, self.boot, "test-1.0", wire.VERSION, "tower", self.sensors))
+        with self.lock:
+            acked = min(self.outbox) - 1 if self.outbox else self.seq  # where it stands, like the firmware
+        return up_frame(Hello(None, self.board, self.boot, "test-1.0", wire.VERSION, "tower", self.sensors,
+                              None, acked))
 
     def event_frame(self, sensor=None, value=1, width_us=8000, kind=None):
         sensor = sensor or min(self.sensors)
@@ -61,8 +64,8 @@ class _Outbox:
                     if oldest > fields[2]:
                         break
                     del self.outbox[oldest]
-        if typ == "ping":
-            replies = [up_frame(Reply(None, self.board, fields[1], True)), self.hello_frame()]
+        if typ == "ping":  # the host's resync: ack, hello, then the whole outbox, like the firmware
+            replies = [up_frame(Reply(None, self.board, fields[1], True)), self.hello_frame(), *self.unacked()]
         elif typ in ("led", "config"):
             replies = [up_frame(Reply(None, self.board, fields[1], True))]
         return replies

@@ -1,5 +1,12 @@
 """What both transports share: frame intake, rejection counting, hello tracking, exactly-once, evack.
 
+Resync before accept: an event counts as new only once its board's hello (for that boot) has said
+where it stands (`acked`); events that come before it are held, the board is pinged, and its
+answer (ack, hello, then its whole outbox oldest first) brings them in order. A consumer that
+journals (the bridge) sets acks_on_commit and calls committed() after each commit: an event is
+acknowledged only once it is durable, and remember() hands over what an earlier run journalled,
+so a host killed at any moment neither loses nor doubles an event.
+
 Concurrency model: asyncio. Everything below runs on the event loop thread.
 Serial ports are non-blocking file descriptors watched with loop.add_reader
 (no thread per port, no extra hop); paho-mqtt's network thread hands each
@@ -58,6 +65,8 @@ class BadCommand(UserError):
 class Transport:
     """Base of SerialTransport and MqttTransport. See docs/protocol.md, "Host behaviour"."""
 
+    KEYED_BY_TABLE = True  # boards are told apart by (table, board); serial: by board id alone
+
     def __init__(self, allow: list[str] | None = None):
         self.counters: dict[str, int] = {"accepted": 0}
         self.boards: dict[str, Hello] = {}  # board id -> latest hello (with .port on serial)
@@ -67,7 +76,10 @@ class Transport:
         self.inbox = Inbox(self.counters)
         self.log: Callable[[str], None] | None = None  # notable happenings (gaps, hot-plug) for the monitor
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue = asyncio.Queue()
+        self._queue: asyncio.Queue = asyncio.Queue()  # (message or None, (key, boot, seq) it lets us ack or None)
+        self.acks_on_commit = False  # True: evack only what the consumer said it committed (committed())
+        self._taken: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) the consumer has taken
+        self._committed: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) safe to acknowledge
         self._route: dict[tuple, object] = {}  # (table, board) -> link to reach it
         self._pending: dict[tuple, list[Event]] = {}
         self._sensors: dict[tuple, dict[str, str]] = {}  # (table, board) -> sensors its current hello declared
@@ -90,14 +102,35 @@ class Transport:
 
     async def get(self):
         """The next accepted message: Hello, Event (exactly once), Beat or Reply."""
-        return await self._queue.get()
+        while True:
+            msg, ack = await self._queue.get()
+            if ack is not None:
+                self._taken[ack[0]] = ack[1]
+            if msg is not None:
+                return msg
 
     def get_nowait(self):
         """The next accepted message, or None if none is waiting."""
-        try:
-            return self._queue.get_nowait()
-        except asyncio.QueueEmpty:
-            return None
+        while True:
+            try:
+                msg, ack = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return None
+            if ack is not None:
+                self._taken[ack[0]] = ack[1]
+            if msg is not None:
+                return msg
+
+    def committed(self) -> None:
+        """With acks_on_commit: every event taken so far is durable; acknowledge it to its board."""
+        taken, self._taken = self._taken, {}
+        for key, at in taken.items():
+            self._committed[key] = at
+            self._due(key)
+
+    def remember(self, table: str | None, board: str, boot: int, seqs) -> None:
+        """Events of board's boot an earlier run applied (from the journal): never applied again."""
+        self.inbox.seed((table if self.KEYED_BY_TABLE else None, board), boot, seqs)
 
     async def send(self, cmd) -> int:
         """Send Led/Config/Ping to its board; returns the msgid the board's ack/error will carry.
@@ -178,16 +211,16 @@ class Transport:
             assert isinstance(msg, Reply)
             self._deliver(msg)
 
-    def _deliver(self, msg) -> None:
+    def _deliver(self, msg, ack: tuple | None = None) -> None:
         self.counters["accepted"] += 1
-        self._queue.put_nowait(msg)
+        self._queue.put_nowait((msg, ack))
 
     def _on_hello(self, msg: Hello, link) -> None:
         if msg.proto != wire.VERSION:
             self._reject("proto", link, "%s speaks protocol v%d, this host v%d" % (msg.board, msg.proto, wire.VERSION))
             return
         key = (msg.table, msg.board)
-        if self.inbox.hello(key, msg.boot):
+        if self.inbox.hello(key, msg.boot, msg.acked):
             self._note("board %s booted (boot %x) on %s" % (msg.board, msg.boot, link if msg.table is None else "table " + link))
         if isinstance(link, str) and msg.table is None:
             msg = dataclasses.replace(msg, port=link)
@@ -196,14 +229,24 @@ class Transport:
         self.online[msg.board] = True
         self._route[key] = link
         self._pinged.pop(key, None)
+        at = self.inbox.acked(key)
+        if at is not None and at[1] > msg.acked:
+            # The journal of an earlier run holds events the board still keeps: tell it.
+            self._committed[key] = at
+            self._due(key)
         self._deliver(msg)
         held = self._pending.pop(key, [])
         stale = [e for e in held if e.boot != msg.boot]
         if stale:
             self._count("stale-boot", len(stale))
-        for ev in held:
-            if ev.boot == msg.boot:
-                self._on_event(ev, link)
+        # Held events go in only as far as they follow on from where the board stands, in seq order;
+        # the rest come again, in order, with the outbox the board resends after every hello.
+        nxt = at[1] + 1 if at is not None else 0
+        for ev in sorted((e for e in held if e.boot == msg.boot), key=lambda e: e.seq):
+            if ev.seq > nxt:
+                break
+            self._on_event(ev, link)
+            nxt = max(nxt, ev.seq + 1)
 
     def _unknown(self, board: str, boot: int, table: str | None, link) -> None:
         """A frame from a board whose hello (for this boot) we have not seen: count it, ask for a hello."""
@@ -235,16 +278,29 @@ class Transport:
             # Not what the board said it has: a confused or forged frame. It still takes its seq, so
             # the board's outbox can move on.
             self._reject("undeclared", link, "%s has no %s sensor %s in its hello" % (ev.board, ev.kind, ev.sensor))
-            verdict, gap = self.inbox.offer(key, ev.boot, ev.seq)
-            self._due(key)
+            if self.inbox.offer(key, ev.boot, ev.seq)[0] != DUP:
+                self._took(None, key)
             return
         verdict, gap = self.inbox.offer(key, ev.boot, ev.seq)
         if gap:
             self._note("board %s: %d event(s) missing before seq %d" % (ev.board, gap, ev.seq))
         if verdict != DUP:
-            self._deliver(ev)
-        # A duplicate means the board missed our evack: acknowledge again either way.
-        self._due(key)
+            self._took(ev, key)
+        else:  # the board missed our evack: acknowledge again
+            self._due(key)
+
+    def _took(self, ev: Event | None, key) -> None:
+        """Pass an accepted event on (None: a seq used up by a refused one); schedule its evack."""
+        if not self.acks_on_commit:
+            if ev is not None:
+                self._deliver(ev)
+            self._due(key)
+            return
+        ack = (key, self.inbox.acked(key))
+        if ev is not None:
+            self._deliver(ev, ack)
+        else:
+            self._queue.put_nowait((None, ack))
 
     def _due(self, key) -> None:
         self._evack_due.add(key)
@@ -255,7 +311,7 @@ class Transport:
         self._evack_timer = None
         due, self._evack_due = self._evack_due, set()
         for key in sorted(due, key=lambda k: (k[0] or "", k[1])):
-            acked = self.inbox.acked(key)
+            acked = self._committed.get(key) if self.acks_on_commit else self.inbox.acked(key)
             link = self._route.get(key)
             if acked is None or link is None:
                 continue

@@ -48,6 +48,8 @@ class _Port:
 class SerialTransport(Transport):
     """Boards on serial ports. ports: device paths (e.g. /dev/ttyACM0); baud is ignored by USB CDC boards."""
 
+    KEYED_BY_TABLE = False  # one board per port: its id alone names it
+
     def __init__(self, ports: list[str], baud: int = 115200, allow: list[str] | None = None, retry: float = 0.25):
         super().__init__(allow)
         if not ports:
