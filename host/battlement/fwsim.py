@@ -14,6 +14,7 @@ firmware talks to the host over its real link:
 
     FirmwareProcess(board_id, profile, sensors, transport="serial", port=PTY_PATH)
     FirmwareProcess(board_id, profile, sensors, transport="mqtt", mqtt_url="mqtt://127.0.0.1:1883", table="hall-1")
+    FirmwareProcess(..., model="esp32-gc")   # the board's timing model (tests/firmware/fakes/machine.py)
 
 sensors: {id: kind} (pins assigned from the profile in sorted id order) or a
 list of pin-map entries ({"id", "kind", "pin", "lower", "mux", "channel", ...}),
@@ -24,8 +25,10 @@ Methods: start()/stop() (or use as a context manager), pulse(sensor, width_us),
 drop_ball(sensor, width_ms=10, bounce=False), tilt(sensor, fallen),
 presence(sensor, occupied), advance(us), sync(), pixels(), wait_pixels(pred, timeout),
 log() (the firmware's stderr/stdout). The clock the firmware measures pulses
-with is virtual: widths are exact and settle times pass instantly when asked
-(settle=True), so nothing depends on how busy the machine is.
+with is virtual: real time plus the work the firmware did (each port's costs)
+plus every advance(); widths are exact on the ideal board (the default) and
+within the port's IRQ latency on the others, and settle times pass instantly
+when asked (settle=True), so nothing depends on how busy the machine is.
 """
 
 from __future__ import annotations
@@ -146,6 +149,7 @@ class FirmwareProcess:
         settings: dict | None = None,
         heapsize: str | None = None,
         compiled: bool = False,
+        model: str | None = None,
     ):
         if pinmap is not None:
             m = hardware.load_map(pinmap) if isinstance(pinmap, (str, pathlib.Path)) else dict(pinmap)
@@ -186,6 +190,7 @@ class FirmwareProcess:
         self.specs = {s["id"]: s for s in m["sensors"]}
         self.heapsize = heapsize
         self.compiled = compiled
+        self.model = model  # board timing model (ideal, rp2, esp32, esp32-gc); None: ideal
         self.proc: subprocess.Popen | None = None
         self._dir: pathlib.Path | None = None
         self._ctl: socket.socket | None = None
@@ -212,6 +217,7 @@ class FirmwareProcess:
                 "BATTLEMENT_SIM": "127.0.0.1:%d" % srv.getsockname()[1],
                 "BATTLEMENT_CONFIG": str(self._dir / "config.json"),
             },
+            model=self.model,
         )
         cmd = [micropython_binary()]
         if self.heapsize:
