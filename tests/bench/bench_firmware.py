@@ -95,16 +95,35 @@ def throughput(code):
     )
 
 
+CHUNK = 2000  # drops per MicroPython run: a long timeline makes the unix port's own GC crawl
+
+
 def _run_model(code, label, n, seed):
+    """n drops on one model, in runs of CHUNK (each its own seed); returns the summed figures."""
     model, anim = drops.MODELS[label]
-    edges, truth = drops.timeline(n, seed)
     leds = 73 if anim else 0
     t0 = time.perf_counter()
-    events, stats = drops.run(code, model, edges, lines=drops.animate(leds), leds=leds, seed=seed, log_edges=True)
-    score, unmatched = drops.score(truth, events)
-    seen = drops.measured(truth, stats.pop("edges_seen"))
-    hidden = len(drops.hidden(truth, stats))
-    return label, score, unmatched, seen, stats, hidden, time.perf_counter() - t0
+    total = {name: {"n": 0, "none": 0, "one": 0, "double": 0, "errors": []} for name, *_ in drops.BANDS}
+    seen_all = {name: {"dark": [], "light": []} for name, *_ in drops.BANDS}
+    unmatched = hidden = 0
+    stats_all = {"late_max": 0, "masked_us": 0, "frames": 0}
+    for k in range(0, n, CHUNK):
+        edges, truth = drops.timeline(min(CHUNK, n - k), seed * 1000 + k)
+        events, stats = drops.run(code, model, edges, lines=drops.animate(leds), leds=leds, seed=seed + k, log_edges=True)
+        score, um = drops.score(truth, events)
+        seen = drops.measured(truth, stats.pop("edges_seen"))
+        unmatched += um
+        hidden += len(drops.hidden(truth, stats))
+        for name, tot in total.items():
+            for key in ("n", "none", "one", "double"):
+                tot[key] += score[name][key]
+            tot["errors"] += score[name]["errors"]
+            seen_all[name]["dark"] += seen[name]["dark"]
+            seen_all[name]["light"] += seen[name]["light"]
+        stats_all["late_max"] = max(stats_all["late_max"], stats["late_max"])
+        stats_all["masked_us"] += stats["masked_us"]
+        stats_all["frames"] += stats.get("frames", 0)
+    return label, total, unmatched, seen_all, stats_all, hidden, time.perf_counter() - t0
 
 
 def confusion(code, n=10_000, seed=3):
@@ -114,7 +133,7 @@ def confusion(code, n=10_000, seed=3):
         results = list(pool.map(lambda lb: _run_model(code, lb, n, seed), labels))
     by = {r[0]: r for r in results}
     head = "   %-22s" % "band (wrong/drops)" + "".join("%20s" % lb for lb in labels)
-    print("   %d drops per model (seed %d); noise: false balls; balls: missed + counted twice" % (n, seed))
+    print("   %d drops per model (seed %d, runs of %d); noise: false balls; balls: missed + counted twice" % (n, seed, CHUNK))
     print(head)
     for name, *_ in drops.BANDS:
         row = "   %-22s" % (name + (" *" if name in drops.TARGET else ""))

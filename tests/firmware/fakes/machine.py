@@ -572,7 +572,7 @@ def poll():
     if s is None:
         return
     _real()
-    for _ in range(4):
+    for _ in range(16):  # up to 2 KB a cycle, in small pieces
         if not _sim[2].poll(0):
             return
         try:
