@@ -14,11 +14,12 @@ PORT ?=
 ID ?=
 DRYRUN ?=
 
-.PHONY: setup debs run test bench lint flash clean help
+.PHONY: setup debs run test soak bench lint flash clean help
 
 help:
 	@echo "make run    - set up if needed, run the bridge with a simulated table, serve the page"
 	@echo "make test   - set up if needed, run every test"
+	@echo "make soak   - the long fault runs (1M fuzzed frames, 10 min of overload, kill cycles); a table at the end"
 	@echo "make bench  - benchmarks, each figure beside a baseline measured in the same run"
 	@echo "make lint   - ruff + mypy (host, and firmware against board stubs)"
 	@echo "make flash BOARD=<profile> PORT=<serial port> ID=<board id> [DRYRUN=1]"
@@ -59,6 +60,10 @@ run: setup
 
 test: setup
 	$(BIN)/pytest -n 2 -q
+
+# The soak variants: long, so never in CI; pytest prints tried / survived / lost / leaked per run at the end.
+soak: setup
+	$(BIN)/pytest -m soak -q --timeout=3600
 
 bench: setup
 	$(PY) tests/bench/run.py

@@ -14,6 +14,7 @@ if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
 from support.procs import MICROPYTHON, Broker, PtyPair
+from support.soak import pytest_terminal_summary, soak_record  # noqa: F401 -- `make soak` prints their table
 
 
 def pytest_collection_modifyitems(config, items):

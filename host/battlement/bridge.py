@@ -11,25 +11,34 @@ a game can be played with no hardware, the page's sensor buttons acting as senso
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import collections
+import functools
+import logging
 import os
-import random
 import signal
 import sys
 import time
+import traceback
 
 from battlement.errors import UserError
-from battlement.journal import Journal
-from battlement.messages import Event, Hello, Led, Reply
+from battlement.journal import CHECKPOINT_EVERY, Journal
+from battlement.messages import Beat, Event, Hello, Led, Reply
+from battlement.metrics import Metrics
 from battlement.session import Session
 from battlement.sim import Simulator
 from battlement.sound import Sound
+from battlement.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
 from battlement.tables import TableMap, for_game, load
+from battlement.tokens import HOST_CODE_MIN, new_code
 from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
 
+log = logging.getLogger("battlement.bridge")
+
 DEFAULT_GAME = "medieval-pong"
-BATCH_MAX = 500  # messages journalled under one commit
+BATCH_MAX = 500  # messages journalled under one commit...
+TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
 
 class Bridge:
@@ -50,25 +59,33 @@ class Bridge:
                         raise UserError("board %s is on tables %s and %s: on serial, board ids must be unique"
                                         % (b, owners[b], t.table))
                     owners[b] = t.table
+        if host_code is not None and len(host_code) < HOST_CODE_MIN:
+            raise UserError("--host-code must be at least %d characters (got %d); leave it out for a random one"
+                            % (HOST_CODE_MIN, len(host_code)))
         self.tmaps = {t.table: t for t in tmaps}
-        self.journal = Journal(journal)
+        self.journal = Journal(journal, checkpoint_thread=False)  # checkpointed by a supervised task
         self.sound = sound or Sound("null")
         self.serial, self.mqtt, self.simulate = list(serial or []), mqtt, simulate
         self.mqtt_auth = (username, password, tls)
         self.tls_ca = check_ca(tls_ca)  # before simulated boards try to load it
         self.throw_timeout = throw_timeout
-        self.host_code = host_code or "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789")
-                                              for _ in range(8))
+        self.host_code = host_code or new_code(12)
         self.sessions: dict[str, Session] = {}
         self.sims: dict[str, Simulator] = {}
         self.transports: list = []
-        self.counters: dict[str, int] = {"led-sent": 0, "led-before-hello": 0, "board-errors": 0, "unknown-table": 0}
+        self.counters: dict[str, int] = {"led-sent": 0, "led-before-hello": 0, "board-errors": 0, "unknown-table": 0,
+                                         "handler-errors": 0, "journal-errors": 0}
         self.notes: list[str] = []
-        self.tasks: list[asyncio.Task] = []
+        self.supervisor = Supervisor(self._note)
+        self.names: dict[int, str] = {}  # id(transport) -> its name for people ("serial", "mqtt <url>")
+        self.rejected: dict[str, collections.deque] = {}  # transport name -> last rejected frames
+        self.beats: dict[tuple, dict] = {}  # (table, board) -> its last heartbeat (outbox, dropped...)
+        self.web_counters: dict[str, int] = {}  # the web app's: wrong codes, rate-limited, websocket junk
         self.led_sent = None  # hook(led, t_sent) for the benchmark
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
         self._shown: dict[tuple, dict[str, tuple]] = {}
+        self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
 
     # --- start / stop ----------------------------------------------------------------
 
@@ -91,24 +108,28 @@ class Bridge:
             self.transports.append(MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca))
         seen = self.journal.recent_events()
         for t in self.transports:
+            name = "serial" if isinstance(t, SerialTransport) else "mqtt %s" % t.url
+            self.names[id(t)] = name
+            self.rejected[name] = collections.deque(maxlen=REJECTED_KEPT)
+            t.log = self._transport_log(name)
+            guard_frames(t, self._note)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
-            self.tasks.append(asyncio.create_task(self._pump(t)))
+            self.supervisor.spawn("event pump (%s)" % name, functools.partial(self._pump, t))
+            self.supervisor.spawn("link (%s)" % name, functools.partial(watch_tasks, t),
+                                  recover=functools.partial(self._restart, t))
         for sim in self.sims.values():
             sim.start()
-        self.tasks.append(asyncio.create_task(self._tick()))
+        self.supervisor.spawn("throw timer", self._tick)
+        self.supervisor.spawn("journal checkpointer", self._checkpoints)
         # No relight here: each session drew its table when it opened its game, and each board's
         # hello makes it light that board again (forget_board).
 
     async def stop(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-        for task in self.tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self.supervisor.stop()
         for sim in self.sims.values():
             sim.close()
         for t in self.transports:
@@ -132,33 +153,85 @@ class Bridge:
         """Take what has arrived as one batch: journal and apply each, commit once, then send the LEDs.
 
         One event alone goes straight through; a burst (many tables, a fast table) shares one commit.
+        The boards hear their evack right after that commit (one per board per batch), and a batch is
+        at most BATCH_MAX messages or TURN_BUDGET of work, after which the loop serves the pages and
+        the links before the next: under overload the backlog waits in the queue, not the page.
         """
         while True:
-            batch = [await transport.get()]
-            while len(batch) < BATCH_MAX:
-                more = transport.get_nowait()
-                if more is None:
-                    break
-                batch.append(more)
+            msg = await transport.get()
+            t_taken = time.perf_counter()
+            m = self.metrics
+            if m:
+                m.taking = t_taken
+            sensed = False  # a board event in the batch: its LED commands are timed (event -> LED)
             self._held = []
+            n = 0
+            turn_ends = t_taken + TURN_BUDGET
             self.journal.begin()
             try:
-                for msg in batch:
+                while True:
+                    n += 1
+                    if type(msg) is Event:
+                        sensed = True
                     try:
                         self.handle(msg)
                     except Exception as e:  # noqa: BLE001 -- one bad message must never stop the table
-                        self._note("error handling %s: %s" % (type(msg).__name__, e))
+                        self.counters["handler-errors"] += 1
+                        log.error("error handling %s:\n%s", shown(msg), traceback.format_exc())
+                        self._note("error handling %s: %s: %s" % (shown(msg), type(e).__name__, e))
+                    if n >= BATCH_MAX or time.perf_counter() >= turn_ends:
+                        break
+                    msg = transport.get_nowait()
+                    if msg is None:
+                        break
             finally:
-                self.journal.commit()
-                transport.committed()
+                t_commit = time.perf_counter()
+                committed = self._commit(n)
+                if m:
+                    m.committed(t_commit)
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
                 # the LED shows (a piece lifted and put back within one burst sends nothing).
                 last: dict[tuple, Led] = {}
                 for led in held or ():
                     last[(led.table, led.board, led.target)] = led
+                sent = self.counters["led-sent"]
                 for led in last.values():
                     self._deliver(led)
+                if m and sensed and self.counters["led-sent"] != sent:
+                    m.lit(t_taken)
+            if committed:
+                transport.committed()  # the boards hear their evack now (one per board)
+            await asyncio.sleep(0)  # a full queue never makes get() wait: let the pages and links in
+
+    def _commit(self, n: int) -> bool:
+        try:
+            self.journal.commit()
+            return True
+        except Exception as e:  # noqa: BLE001 -- the table goes on; the operator is told what was not kept
+            self.counters["journal-errors"] += 1
+            log.error("journal commit of %d message(s) failed:\n%s", n, traceback.format_exc())
+            self._note("journal: a batch of %d message(s) could not be written (%s: %s)" % (n, type(e).__name__, e))
+            self.journal.rollback()
+            return False
+
+    async def _restart(self, t) -> None:
+        """A transport whose own loop died: stop it and start it again (its boards stay known)."""
+        keep = t.log
+        forget_dead_tasks(t)
+        await t.stop()
+        t.log = keep
+        await t.start()
+
+    def _transport_log(self, name: str):
+        rejected = self.rejected[name]
+
+        def note(text: str) -> None:
+            if text.startswith("rejected "):
+                rejected.append({"at": time.time(), "reason": text.split(" ", 2)[1], "text": text})
+            else:
+                self._note(text)
+        return note
 
     def handle(self, msg) -> None:
         table = self._table_of(msg)
@@ -177,6 +250,10 @@ class Bridge:
                     self._note("board %s has no sensor(s) %s that %s maps" % (msg.board, ", ".join(missing), tmap.path))
                 self._shown.pop((table, msg.board), None)
                 self.sessions[table].forget_board(msg.board)
+        elif isinstance(msg, Beat):
+            self.beats[(table, msg.board)] = {"board": msg.board, "table": table, "at": time.time(),
+                                              "outbox": msg.outbox, "queued": msg.queued, "dropped": msg.dropped,
+                                              "reconnects": msg.reconnects, "uptime_ms": msg.uptime_ms}
         elif isinstance(msg, Reply) and not msg.ok:
             self.counters["board-errors"] += 1
             self._note("board %s refused command %d: %s" % (msg.board, msg.msgid, msg.reason))
@@ -229,9 +306,36 @@ class Bridge:
                         s.apply(inp, source="throw timeout")
                     s.last_input_at = time.monotonic()
 
+    async def _checkpoints(self) -> None:
+        """The journal's WAL checkpointed in a worker thread, so its fsync never holds the loop."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(CHECKPOINT_EVERY)
+            await loop.run_in_executor(None, self.journal.checkpoint)
+
     def _note(self, text: str) -> None:
         self.notes.append(text)
         del self.notes[:-50]
+
+    def health(self) -> dict:
+        """What an operator needs to see: tasks, every counter by reason, the last rejected frames,
+        each board's last heartbeat (its outbox and how many events it dropped)."""
+        transports = []
+        for t in self.transports:
+            name = self.names.get(id(t), type(t).__name__)
+            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links),
+                               "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
+                               "rejected": list(self.rejected.get(name, ()))})
+        return {
+            "tasks": self.supervisor.health(),
+            "counters": dict(self.counters, **{"journal.row-errors": self.journal.errors}),
+            "transports": transports,
+            "web": dict(self.web_counters),
+            "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},
+            "tables": {table: dict(s.counters) for table, s in self.sessions.items()},
+            "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
+            "notes": self.notes[-20:],
+        }
 
     def sensor_press(self, table: str, inp: dict) -> dict:
         """A page's sensor button: the simulated board reports it, so it travels the real path."""
@@ -269,15 +373,37 @@ async def serve(args) -> int:
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
     await bridge.start()
     app = create_app(bridge)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
+    # a page's action is a few hundred bytes; up to 1 MiB is answered in words, beyond it the frame is refused
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="off",
+                            ws_max_size=1 << 20)
+    web = {"server": uvicorn.Server(config)}
+    stopping = asyncio.Event()
+
+    def stop_serving() -> None:
+        stopping.set()
+        web["server"].should_exit = True
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
-    task = asyncio.create_task(server.serve())
+        loop.add_signal_handler(sig, stop_serving)
+
+    async def serve_page() -> None:
+        try:
+            await web["server"].serve()
+        except SystemExit as e:  # uvicorn exits when it cannot listen: a failure to restart from, not an exit
+            raise RuntimeError("the web server could not start (exit %s)" % e.code) from None
+        if not web["server"].should_exit:
+            raise RuntimeError("the web server stopped by itself")
+
+    async def new_server() -> None:
+        web["server"] = uvicorn.Server(config)
+
+    server = web["server"]
+    task = bridge.supervisor.spawn("web server", serve_page, recover=new_server)
     while not server.started:
-        if task.done():
-            await task
+        if task.done() or bridge.supervisor.tasks["web server"].restarts:
+            task.cancel()
+            await bridge.stop()
             raise UserError("could not serve the page on %s:%d (port in use? try --port)" % (args.host, args.port))
         await asyncio.sleep(0.01)
     base = "http://%s:%d" % (args.host, args.port)
@@ -288,7 +414,11 @@ async def serve(args) -> int:
     print("  ready in %.2f s; Ctrl-C stops (the game resumes on the next start)" % (time.monotonic() - t0))
     sys.stdout.flush()
     try:
-        await task
+        stop = asyncio.create_task(stopping.wait())
+        await asyncio.wait([task, stop], return_when=asyncio.FIRST_COMPLETED)
+        web["server"].should_exit = True
+        await asyncio.wait([task], timeout=5)
+        stop.cancel()
     finally:
         await bridge.stop()
     return 0

@@ -12,15 +12,31 @@ the latest every 30 s), so the fsync does not land in the middle of a throw.
 A sensed event and the input it means are one commit; an input is recorded as
 "pending" and stays so once applied: replaying it gives the same result, and a
 refused one is marked "illegal" with its reason.
+
+One journal, one bridge: opening takes an exclusive lock (flock on `<journal>.lock`,
+which holds the owner's pid), so a second bridge on the same file stops at once with
+one line naming the file and the first bridge's pid. The journal, its WAL and the lock
+are created 0600: they hold the page codes and every placement. The schema's version
+is PRAGMA user_version; an older journal is migrated when it is opened (MIGRATIONS).
+A row SQLite cannot store (an integer of 2^63 or more) is stored with that number as
+text rather than stopping the batch it is in: the journal keeps what came.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
+
+from battlement.errors import UserError
+from battlement.tokens import new_code, weak
+
+log = logging.getLogger("battlement.journal")
 
 CHECKPOINT_EVERY = 2.0  # seconds between looks at the WAL
 CHECKPOINT_IDLE = 0.5  # checkpoint once the table has been quiet this long...
@@ -29,6 +45,8 @@ ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well u
 EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
 INPUT_COLS = "game_id, n, source, input, status, at"
 _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per json.dumps(sort_keys=True) call
+SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
+VERSION = 1  # the schema this code writes (PRAGMA user_version)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -75,16 +93,73 @@ CREATE TABLE IF NOT EXISTS progress (
 """
 
 
+def _strong_codes(db: sqlite3.Connection) -> None:
+    """v0 -> v1: side codes were 6 characters (about 30 bits); unfinished games get 72-bit ones."""
+    for gid, codes in db.execute("SELECT id, codes FROM games WHERE finished IS NULL").fetchall():
+        old = json.loads(codes)
+        new = {side: (new_code() if weak(code) else code) for side, code in old.items()}
+        if new != old:
+            db.execute("UPDATE games SET codes=? WHERE id=?", (json.dumps(new, sort_keys=True), gid))
+
+
+# version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
+MIGRATIONS = {1: _strong_codes}
+
+
+def _create_private(path: str) -> None:
+    """The journal file exists and only its owner may read it (0600, also if an older one was 0644)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    for extra in ("-wal", "-shm"):  # SQLite gives these the journal's mode, but older ones may be 0644
+        with contextlib.suppress(OSError):
+            os.chmod(path + extra, 0o600)
+
+
+class JournalInUse(UserError):
+    """Another bridge has the journal open."""
+
+
+def _lock(path: str) -> int:
+    """Take the journal's lock for this process (released when it exits, however it exits)."""
+    lock = path + ".lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        try:
+            other = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+        finally:
+            os.close(fd)
+        raise JournalInUse("journal %s is in use by another bridge (pid %s); stop that one, or give this one "
+                           "its own --journal" % (path, other)) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+    return fd
+
+
 class Journal:
-    def __init__(self, path: str):
+    def __init__(self, path: str, checkpoint_thread: bool = True):
+        """checkpoint_thread: checkpoint from a thread of its own (False: the owner calls checkpoint())."""
         self.path = path
+        self._lock_fd: int | None = None
         if path != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpoint thread does it
-        self.db.executescript(SCHEMA)
+            self._lock_fd = _lock(path)
+            _create_private(path)
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer does it
+            self._migrate()
+        except BaseException:
+            self._unlock()
+            raise
+        self.errors = 0  # rows that needed storing another way (see _flush)
         self._next_n: dict[int, int] = {}
         self.in_batch = False
         # Rows of the open batch, inserted at commit by a few multi-row INSERTs: each statement
@@ -95,9 +170,38 @@ class Journal:
         self.last_write = 0.0  # monotonic time of the last journalled input or event
         self._stop = threading.Event()
         self._checkpointer = None
-        if path != ":memory:":
+        self._ckpt_db: sqlite3.Connection | None = None
+        self._ckpt_lock = threading.Lock()  # a checkpoint in a worker thread and close() never overlap
+        self._ckpt_done = time.monotonic()
+        if path != ":memory:" and checkpoint_thread:
             self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="journal-checkpoint", daemon=True)
             self._checkpointer.start()
+
+    def _migrate(self) -> None:
+        (version,) = self.db.execute("PRAGMA user_version").fetchone()
+        if version > VERSION:
+            raise UserError("journal %s was written by a newer Battlement (schema %d; this one knows up to %d): "
+                            "upgrade, or give --journal another file" % (self.path, version, VERSION))
+        fresh = self.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='games'").fetchone()[0] == 0
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in SCHEMA.split(";"):  # one by one: executescript would commit first
+                if statement.strip():
+                    self.db.execute(statement)
+            if not fresh:
+                for v in range(version + 1, VERSION + 1):
+                    MIGRATIONS[v](self.db)
+                    log.info("journal %s migrated to schema %d", self.path, v)
+            self.db.execute("PRAGMA user_version=%d" % VERSION)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor drops the flock
+            self._lock_fd = None
 
     def begin(self) -> None:
         """Start a batch: the bridge journals a burst of events, then commits once before any effect leaves."""
@@ -111,6 +215,15 @@ class Journal:
             self.in_batch = False
             self.db.execute("COMMIT")
 
+    def rollback(self) -> None:
+        """Give up the open batch (its commit failed): the next batch starts clean."""
+        self._events.clear()
+        self._inputs.clear()
+        self._next_n.clear()  # numbers taken by the lost rows are free again
+        self.in_batch = False
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
     def _flush(self) -> None:
         """Write the batch's buffered rows (before anything reads or updates them, and at commit)."""
         for name, cols, rows in (("events", EVENT_COLS, self._events), ("inputs", INPUT_COLS, self._inputs)):
@@ -119,31 +232,65 @@ class Journal:
             one = "(%s)" % ",".join("?" * (cols.count(",") + 1))
             for i in range(0, len(rows), ROWS_PER_INSERT):
                 chunk = rows[i:i + ROWS_PER_INSERT]
-                self.db.execute("INSERT INTO %s (%s) VALUES %s" % (name, cols, ",".join([one] * len(chunk))),
-                                [v for row in chunk for v in row])
+                try:
+                    self.db.execute("INSERT INTO %s (%s) VALUES %s" % (name, cols, ",".join([one] * len(chunk))),
+                                    [v for row in chunk for v in row])
+                except (OverflowError, sqlite3.Error):  # one row SQLite refuses: find it, keep the others
+                    for row in chunk:
+                        self._insert_one(name, cols, one, row)
             rows.clear()
 
-    def _checkpoint_loop(self) -> None:
-        db = sqlite3.connect(self.path, isolation_level=None)
-        done = time.monotonic()
+    def _insert_one(self, name: str, cols: str, one: str, row: list) -> None:
+        sql = "INSERT INTO %s (%s) VALUES %s" % (name, cols, one)
         try:
-            while not self._stop.wait(CHECKPOINT_EVERY):
-                now = time.monotonic()
-                if now - self.last_write < CHECKPOINT_IDLE and now - done < CHECKPOINT_LATEST:
-                    continue  # a throw is under way: do not compete with it for the disk
-                try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                    done = now
-                except sqlite3.Error:
-                    pass  # busy now: the next round will do it
-        finally:
-            db.close()
+            self.db.execute(sql, row)
+            return
+        except OverflowError:  # a number of 2^63 or more: kept as its digits (a blob: as text it would be rounded)
+            lo, hi = SQLITE_INT
+            fixed = [str(v).encode() if isinstance(v, int) and not lo <= v <= hi else v for v in row]
+            self.errors += 1
+            log.warning("journal: %s row with a number out of SQLite's range stored as its digits: %r", name, row)
+        except sqlite3.Error as e:  # a statement error leaves the rest of the batch as it was
+            self.errors += 1
+            log.error("journal: %s row refused by SQLite (%s), not kept: %r", name, e, row)
+            return
+        self.db.execute(sql, fixed)
+
+    def checkpoint(self) -> bool:
+        """One look at the WAL (from any one thread at a time): checkpoint it if the table is quiet or
+        it has waited CHECKPOINT_LATEST. True if it did."""
+        now = time.monotonic()
+        if now - self.last_write < CHECKPOINT_IDLE and now - self._ckpt_done < CHECKPOINT_LATEST:
+            return False  # a throw is under way: do not compete with it for the disk
+        with self._ckpt_lock:
+            if self._stop.is_set():
+                return False
+            if self._ckpt_db is None:
+                self._ckpt_db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            try:
+                self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error:
+                return False  # busy now: the next round will do it
+        self._ckpt_done = now
+        return True
+
+    def _checkpoint_loop(self) -> None:
+        while not self._stop.wait(CHECKPOINT_EVERY):
+            try:
+                self.checkpoint()
+            except Exception:
+                log.exception("journal checkpoint failed; trying again in %.0f s", CHECKPOINT_EVERY)
 
     def close(self) -> None:
         self._stop.set()
         if self._checkpointer:
             self._checkpointer.join(5)
+        with self._ckpt_lock:
+            if self._ckpt_db is not None:
+                self._ckpt_db.close()
+                self._ckpt_db = None
         self.db.close()
+        self._unlock()
 
     # --- games ---------------------------------------------------------------------
 

@@ -3,14 +3,22 @@
 Prints one line per decoded message (hello, event, heartbeat, replies), what the
 transport notices (ports opening, boards booting, gaps, rejected frames), and
 the counters every few seconds. Ctrl-C stops it cleanly.
+
+With --bridge it watches a running bridge instead, by asking it (GET /api/health with
+the host code): a serial port can have only one reader, and the bridge is it. It
+prints each frame the bridge rejected with its reason, the bridge's notes, task
+restarts and board heartbeats as they come, and every counter by reason.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import signal
 import time
+import urllib.error
+import urllib.request
 
 from battlement.errors import UserError
 from battlement.messages import Beat, Event, Hello, Reply
@@ -21,6 +29,7 @@ EPILOG = """examples:
   battlement monitor --serial /dev/ttyACM0 --serial /dev/ttyACM1
   battlement monitor --mqtt mqtt://192.168.1.10 --table hall-1
   battlement monitor --mqtt mqtts://user:secret@broker.example:8883
+  battlement monitor --bridge http://127.0.0.1:8000 --code H    # a running bridge (its host code)
 
 Lines starting with '--' are what the host noticed (ports, boots, gaps, rejects);
 lines starting with '==' are the counters: accepted messages, then rejections by reason.
@@ -36,7 +45,10 @@ def register(sub) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    transport_args.add_arguments(p)
+    transport_args.add_arguments(p, required=False)
+    p.add_argument("--bridge", metavar="URL", help="watch a running bridge (its page's address) instead of the "
+                   "boards: the bridge keeps the ports, the monitor asks it")
+    p.add_argument("--code", metavar="H", help="with --bridge: the bridge's host code")
     p.add_argument("--every", type=float, default=5.0, metavar="SECONDS", help="print counters this often (default 5)")
     p.add_argument("--count", type=int, default=0, metavar="N", help="stop after N messages (default: run until Ctrl-C)")
     p.add_argument("--seconds", type=float, default=0, help="stop after this many seconds (default: until Ctrl-C)")
@@ -115,10 +127,106 @@ async def watch(t, every: float = 5.0, count: int = 0, seconds: float = 0) -> in
     return seen
 
 
+def _ask(url: str, code: str) -> dict:
+    req = urllib.request.Request(url.rstrip("/") + "/api/health", headers={"Authorization": "Bearer " + code})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        try:
+            why = json.loads(e.read()).get("error", e.reason)
+        except ValueError:
+            why = e.reason
+        raise UserError("the bridge at %s answered %d: %s" % (url, e.code, why)) from None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise ConnectionError("cannot reach the bridge at %s (%s): is 'battlement run' serving there?"
+                              % (url, reason)) from None
+
+
+def bridge_counters_line(h: dict) -> str:
+    parts = []
+    for t in h.get("transports", []):
+        c = t["counters"]
+        rejected = " ".join("%s %d" % (k, c[k]) for k in sorted(c) if k != "accepted" and c[k]) or "none"
+        parts.append("%s: accepted %d | rejected/noted: %s" % (t["name"], c.get("accepted", 0), rejected))
+    for table, c in sorted(h.get("router", {}).items()):
+        parts.append("router %s: %s" % (table, " ".join("%s %d" % (k, c[k]) for k in sorted(c)) or "none"))
+    bridge = {**h.get("counters", {}), **{"web." + k: v for k, v in h.get("web", {}).items()}}
+    parts.append("bridge: %s" % (" ".join("%s %d" % (k, v) for k, v in sorted(bridge.items()) if v) or "none"))
+    return "== " + " || ".join(parts)
+
+
+def watch_bridge(url: str, code: str, every: float = 5.0, seconds: float = 0, poll: float = 1.0) -> int:
+    """Print what a running bridge reports until Ctrl-C or `seconds`; returns the rejected frames seen."""
+    seen_rejected: set = set()
+    notes: list[str] = []
+    tasks: dict[str, str] = {}
+    beats: dict[tuple, int] = {}
+    shown = 0
+    h = _ask(url, code)  # the first one fails loudly: wrong address or code
+    _say("-- watching the bridge at %s (Ctrl-C to stop)" % url)
+    start = next_counters = time.monotonic()
+    first = True
+    while True:
+        for t in h.get("transports", []):
+            for r in t.get("rejected", []):
+                key = (t["name"], r["at"], r["text"])
+                if key not in seen_rejected:
+                    seen_rejected.add(key)
+                    shown += 1
+                    _say("-- %s: %s" % (t["name"], r["text"]))
+        new_notes = h.get("notes", [])
+        if not first:  # the notes are a window of the last 20: print those past what we had
+            k = len(notes)
+            while k and new_notes[:k] != notes[-k:]:
+                k -= 1
+            for n in new_notes[k:]:
+                _say("-- " + n)
+        notes = new_notes
+        for task in h.get("tasks", []):
+            if tasks.get(task["name"]) != task["words"] and (task["restarts"] or not first):
+                _say("-- task " + task["words"])
+            tasks[task["name"]] = task["words"]
+        for b in h.get("boards", []):
+            board = (b["table"], b["board"])
+            if b["dropped"] != beats.get(board, 0):
+                _say("-- board %s/%s: outbox %d, dropped %d" % (b["table"], b["board"], b["outbox"], b["dropped"]))
+            beats[board] = b["dropped"]
+        first = False
+        now = time.monotonic()
+        if now >= next_counters:
+            _say(bridge_counters_line(h))
+            next_counters = now + every
+        if seconds and now - start >= seconds:
+            _say(bridge_counters_line(h))
+            return shown
+        time.sleep(poll)
+        try:
+            h = _ask(url, code)
+        except ConnectionError as e:
+            _say("-- %s; asking again" % e)
+            time.sleep(poll)
+
+
 def run(args) -> int:
     if args.every <= 0:
         raise UserError("--every must be a positive number of seconds, got %s" % args.every)
+    if args.bridge:
+        if args.serial or args.mqtt:
+            raise UserError("--bridge watches a running bridge: leave out --serial and --mqtt (the bridge has them)")
+        if not args.code:
+            raise UserError("--bridge needs --code, the host code 'battlement run' printed")
+        try:
+            watch_bridge(args.bridge, args.code, args.every, args.seconds)
+        except ConnectionError as e:
+            raise UserError(str(e)) from None
+        return 0
+    if args.code:
+        raise UserError("--code goes with --bridge")
     t = transport_args.from_args(args)
+    if t is None:
+        raise UserError("what to watch: --serial PORT, --mqtt URL, or a running bridge with --bridge URL --code H")
     _say("-- monitoring %s (Ctrl-C to stop)" % transport_args.describe(args))
     asyncio.run(watch(t, args.every, args.count, args.seconds))
     return 0

@@ -21,6 +21,7 @@ from battlement.messages import Event, Led
 from battlement.router import Router, to_sensors
 from battlement.sound import Sound
 from battlement.tables import TableMap, required_objects
+from battlement.tokens import new_code, same
 from shared_rules.engine import Illegal, Match
 
 KEEP_NOTES = 30
@@ -45,11 +46,6 @@ def sides_of(match: Match) -> list[str]:
     if isinstance(players, list):
         return [p["id"] if isinstance(p, dict) else str(p) for p in players]
     return []
-
-
-def new_code() -> str:
-    # short enough to type from the host screen, not guessable by the other side in a game's time
-    return "".join(random.SystemRandom().choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(6))
 
 
 class Session:
@@ -200,6 +196,7 @@ class Session:
             self.counters["illegal"] += 1
             if source.startswith("side "):  # a refused secret decision may name the secret: tell that side only
                 side = source[5:]
+                self.counters["private-illegal"] = self.counters.get("private-illegal", 0) + 1  # not on /metrics
                 self.private.setdefault(side, []).append("Refused: %s" % e.reason)
                 del self.private[side][:-KEEP_NOTES]
             else:
@@ -207,6 +204,8 @@ class Session:
             self._changed()
             return {"ok": False, "message": e.reason, "n": n}
         self.counters["inputs"] += 1
+        if source.startswith("side "):  # a side's own decision: /metrics leaves it out (docs/bridge.md)
+            self.counters["private-inputs"] = self.counters.get("private-inputs", 0) + 1
         self.last_input_at = time.monotonic()
         self._effects(fx)
         if self.match.over:
@@ -381,7 +380,7 @@ class Session:
     def check_code(self, side: str, code: str | None) -> None:
         if side not in self.codes:
             raise UserError("table %s has no side %r (sides: %s)" % (self.table, side, ", ".join(sorted(self.codes))))
-        if not code or code != self.codes[side]:
+        if not same(code, self.codes[side]):
             raise UserError("the private page of %s needs its code, shown on the host page" % side)
 
     def _all_counters(self) -> dict:

@@ -26,7 +26,7 @@ class BridgeProcess:
         self.args = list(args)
         self.proc = None
         self.port = None
-        self.host_code = "hostcode"
+        self.host_code = "host-code-for-tests"
 
     def start(self):
         self.port = free_port()
@@ -110,6 +110,14 @@ class Ws:
         while True:
             m = self.recv(max(0.05, deadline - time.monotonic()))
             if m.get("type") == "state" and pred(m):
+                return m
+
+    def act_reply(self, timeout=10):
+        """The next reply (states pushed meanwhile are kept in .frames)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self.recv(max(0.05, deadline - time.monotonic()))
+            if m.get("type") == "reply":
                 return m
 
     def act(self, **msg):

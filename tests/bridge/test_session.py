@@ -82,7 +82,7 @@ def test_events_for_unknown_sensors_and_boards_are_counted_and_play_goes_on(tmp_
             sim.press("c5", 0)
             sim.press("c4", 1)
             await until(lambda: s.match.view()["cells"].get("c4") == "attackers", what="play after bad events")
-            rows = Journal(str(tmp_path / "j.sqlite")).db.execute(
+            rows = b.journal.db.execute(  # the bridge holds the journal's lock: read through its connection
                 "SELECT object, outcome FROM events ORDER BY id").fetchall()
             assert rows[0] == (None, "unmapped: sensor ring-5/zz is not mapped to any object in %s"
                                % s.tmap.path)

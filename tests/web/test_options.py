@@ -3,6 +3,7 @@ it, starting from the current game's values (the table map's own options as defa
 with what is chosen, and a value the rules or the table refuse is said clearly with the game left as it was."""
 
 from bridge.conftest import Ws
+from playwright.sync_api import expect  # the page's CSP forbids Playwright's eval'd predicates
 
 from web.test_scoreboards import LAUNCH, stat
 
@@ -79,7 +80,7 @@ def test_new_pong_game_with_a_scenario_and_blue_first(bridge_process, browser, s
     public.wait_for_selector("#asked >> text=Blue, your turn: throw at the other kingdom.")
     assert stat(public, "throwing").inner_text() == "Blue"
     # the form now starts from the new game's values, and says which differ from the table's
-    host.wait_for_function("document.querySelector('#options-now').textContent.includes('first blue')")
+    expect(host.locator("#options-now")).to_contain_text("first blue")
     assert chosen(host, "team") == "ultimate-defense" and chosen(host, "first") == "blue"
     assert chosen(host, "tactical") == "yes"
     assert "(default: red)" in host.locator("#opt-first-help").inner_text()
@@ -128,7 +129,7 @@ def test_two_set_table_form_starts_from_the_table_map(bridge_process, browser):
     host.select_option("#opt-sets", label="1")
     host.locator("#new").click()
     host.wait_for_selector("#new-result >> text=New game started.")
-    host.wait_for_function("document.querySelector('#options-now').textContent.includes('sets 1')")
+    expect(host.locator("#options-now")).to_contain_text("sets 1")
     assert chosen(host, "sets") == "1" and "(default: 2)" in host.locator("#opt-sets-help").inner_text()
     assert state_of(b, role="public")["view"]["crowns_to_win"] == 1
     # options that are not name -> value, from a script of its own: said, and the game stays

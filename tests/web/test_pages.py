@@ -7,6 +7,7 @@ import urllib.request
 
 import pytest
 from bridge.conftest import Ws
+from playwright.sync_api import expect  # waits as the page changes (its CSP forbids eval'd predicates)
 
 
 def tower_secrets(view):
@@ -37,12 +38,11 @@ def set_up_side(page):
         ready = page.locator("#prompt-list button", has_text="ready")
         if ready.count():
             ready.first.click()
-            page.wait_for_function("!document.querySelector('#prompt-list button')")
+            page.locator("#prompt-list button").first.wait_for(state="detached")
             return
         first = page.locator("#prompt-list button").first.inner_text()
         page.locator("#prompt-list button", has_text="place").first.click()
-        page.wait_for_function("t => (document.querySelector('#prompt-list button') || {}).textContent !== t",
-                               arg=first)
+        expect(page.locator("#prompt-list button").first).not_to_have_text(first)
     raise AssertionError("set-up never offered 'ready'")
 
 
@@ -91,7 +91,7 @@ def test_secret_setup_and_live_scoreboard_never_leak(bridge_process, browser, sh
     host.wait_for_selector("#sensors button.sense")
     n_notes = public.locator("#notices li").count()
     host.locator("#sensors button.sense", has_text="ball blue").first.click()
-    public.wait_for_function("n => document.querySelectorAll('#notices li').length > n", arg=n_notes)
+    public.locator("#notices li").nth(n_notes).wait_for()  # one notice more
     shots(host, "pong-host-after-throw")
     shots(public, "pong-public-after-throw")
     # the scoreboard's red kingdom shows tower names only; the tower red's ball entered shows what it held

@@ -33,6 +33,7 @@
         return;
       }
       if (m.type === "state") { last = m; render(m); loadSpaces(m); }
+      window.dispatchEvent(new CustomEvent("battlement:message", { detail: m }));  // for health.js and the like
     };
   }
 

@@ -8,10 +8,16 @@
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
     /api/state             the public state as JSON; /api/history finished games;
     /api/spaces            the spaces of a board game (Medieval Madness), [] for the others
+    /api/health?code=H     the bridge's tasks, every counter by reason, the last rejected frames, the
+                           boards' heartbeats (host code, also as "Authorization: Bearer H")
 
 Each page gets only what its role may see: the public websocket carries
 Session.public(), built from the rules' public view. A wrong or missing code is a
-403 that says which code is needed, and the bridge carries on.
+403 that says which code is needed, and the bridge carries on; a client that keeps
+giving wrong codes is answered 429 for a while (web.guard), others are not slowed.
+A websocket opened from another site's page (its Origin is not this server) is
+refused. Whatever arrives on a websocket, a reply says what was wrong with it and
+the socket stays open.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import logging
 import os
+import traceback
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -29,8 +38,15 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from battlement.errors import UserError
+from battlement.metrics import route as metrics_route
 from battlement.session import Session
+from battlement.tokens import same
+from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce
 
+log = logging.getLogger("battlement.web")
+MAX_ACTION = 64 * 1024  # bytes: an action from a page is a few hundred; anything longer is refused in words
+
+HEALTH_EVERY = 2.0  # seconds between looks at the bridge's health for the host page
 STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 
 
@@ -45,12 +61,42 @@ def create_app(bridge) -> Starlette:
             raise UserError("no table %r here (tables: %s)" % (table, ", ".join(sorted(bridge.sessions))))
         return bridge.sessions[table]
 
+    guard = WrongCodes()
+    bridge.web_counters = guard.counters  # the host page and /api/health show them
+    counters = guard.counters
+    counters.update({"ws-junk": 0, "ws-foreign-origin": 0, "ws-errors": 0})
+
     def render(role: str, s: Session, side: str = "") -> HTMLResponse:
         title = "%s - %s" % (s.match.game.TITLE, {"public": "scoreboard", "host": "host", "side": side}[role])
+        nonce = new_nonce()  # the page's own inline script runs; any other inline script does not
         body = (page.replace("{{ROLE}}", role).replace("{{TABLE}}", html.escape(s.table))
                 .replace("{{SIDE}}", html.escape(side)).replace("{{TITLE}}", html.escape(title))
-                .replace("{{TABLES}}", html.escape(json.dumps(sorted(bridge.sessions)))))
-        return HTMLResponse(body)
+                .replace("{{TABLES}}", html.escape(json.dumps(sorted(bridge.sessions))))
+                .replace("<script>", '<script nonce="%s">' % nonce))
+        return HTMLResponse(body, headers={"Content-Security-Policy": csp(nonce)})
+
+    def client_of(conn) -> str:
+        return conn.client.host if conn.client else "?"
+
+    def host_code_ok(conn, given: str | None) -> bool:
+        """Is `given` the host code? A wrong one spends one of the client's tokens (Limited when none is left)."""
+        client = client_of(conn)
+        guard.check(client)
+        if same(given, bridge.host_code):
+            return True
+        guard.wrong(client)
+        return False
+
+    def side_code_ok(conn, s: Session, side: str, given: str | None) -> None:
+        """UserError unless `given` is the side's code (an unknown side is not a guess and costs nothing)."""
+        client = client_of(conn)
+        guard.check(client)
+        if side in s.codes and not same(given, s.codes[side]):
+            guard.wrong(client)
+        s.check_code(side, given)
+
+    def limited(e: Limited) -> PlainTextResponse:
+        return PlainTextResponse(str(e) + "\n", status_code=429, headers={"Retry-After": str(e.retry_after)})
 
     boards: dict[str, list] = {}
 
@@ -75,8 +121,11 @@ def create_app(bridge) -> Starlette:
             return refuse(404, str(e))
 
     async def host(request: Request):
-        if request.query_params.get("code") != bridge.host_code:
-            return refuse(403, "the host page needs the host code printed by 'battlement run' (/host?code=...)")
+        try:
+            if not host_code_ok(request, request.query_params.get("code")):
+                return refuse(403, "the host page needs the host code printed by 'battlement run' (/host?code=...)")
+        except Limited as e:
+            return limited(e)
         try:
             return render("host", session_of(request.query_params.get("table")))
         except UserError as e:
@@ -86,7 +135,9 @@ def create_app(bridge) -> Starlette:
         side = request.path_params["side"]
         try:
             s = session_of(request.query_params.get("table"))
-            s.check_code(side, request.query_params.get("code"))
+            side_code_ok(request, s, side, request.query_params.get("code"))
+        except Limited as e:
+            return limited(e)
         except UserError as e:
             return refuse(403 if "code" in str(e) else 404, str(e))
         return render("side", s, side)
@@ -106,31 +157,62 @@ def create_app(bridge) -> Starlette:
     async def history(request: Request):
         return JSONResponse(bridge.journal.history(request.query_params.get("table"), 50))
 
+    async def health(request: Request):
+        given = request.query_params.get("code")
+        auth = request.headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            given = auth[7:].strip()
+        try:
+            if not host_code_ok(request, given):
+                return JSONResponse({"error": "the bridge's health needs the host code (?code=H or "
+                                              "Authorization: Bearer H)"}, status_code=403)
+        except Limited as e:
+            return JSONResponse({"error": str(e)}, status_code=429, headers={"Retry-After": str(e.retry_after)})
+        return JSONResponse(bridge.health())
+
+    def foreign_origin(socket: WebSocket) -> str | None:
+        """The Origin of a websocket opened by another site's page, or None (same site, or no browser)."""
+        origin = socket.headers.get("origin")
+        if origin is None:
+            return None  # not a browser: nothing a page of another site could ride on
+        try:
+            there = urlsplit(origin).netloc.lower()
+        except ValueError:
+            return origin
+        return None if there and there == socket.headers.get("host", "").lower() else origin
+
     async def ws(socket: WebSocket):
         q = socket.query_params
         role, side = q.get("role", "public"), q.get("side", "")
+        origin = foreign_origin(socket)
+        if origin is not None:
+            counters["ws-foreign-origin"] += 1
+            bridge._note("refused a websocket opened from %s (not this server's page)" % origin[:80])
+            await socket.close(code=1008)  # before accept: the handshake is answered 403
+            return
         try:
             s = session_of(q.get("table"))
-            if role == "host" and q.get("code") != bridge.host_code:
+            if role == "host" and not host_code_ok(socket, q.get("code")):
                 raise UserError("the host websocket needs the host code")
             if role == "side":
-                s.check_code(side, q.get("code"))
+                side_code_ok(socket, s, side, q.get("code"))
             if role not in ("public", "host", "side"):
                 raise UserError("role must be public, host or side")
-        except UserError as e:
+        except (UserError, Limited) as e:
             await socket.accept()
             await socket.send_json({"type": "error", "message": str(e)})
-            await socket.close(code=4403)
+            await socket.close(code=4429 if isinstance(e, Limited) else 4403)
             return
         await socket.accept()
         dirty = asyncio.Event()
         dirty.set()
+        clock = bridge.metrics.page_clock() if getattr(bridge, "metrics", None) else None  # event -> page
 
         def snapshot() -> dict:
             if role == "host":
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
-                                  "simulated": s.table in bridge.sims}
+                                  "simulated": s.table in bridge.sims, "health": bridge.health()}
             elif role == "side":
                 data = s.for_side(side)
             else:
@@ -140,28 +222,45 @@ def create_app(bridge) -> Starlette:
 
         def changed(_session, _fx) -> None:
             dirty.set()
+            if clock:
+                clock.changed()
 
         async def pusher() -> None:
             # coalesce bursts: a page gets the latest state, not every intermediate one
+            health_sent = ""
             while True:
-                await dirty.wait()
+                if role == "host":
+                    try:
+                        await asyncio.wait_for(dirty.wait(), HEALTH_EVERY)
+                    except TimeoutError:
+                        # The bridge's health changes without the game changing: sent on its own, so the
+                        # page redraws its health section only, not the buttons under the host's finger.
+                        text = json.dumps({"type": "health", "health": bridge.health()})
+                        if text != health_sent:
+                            health_sent = text
+                            await socket.send_text(text)
+                        continue
+                else:
+                    await dirty.wait()
                 dirty.clear()
+                since = clock.take() if clock else None
                 try:
                     text = json.dumps(snapshot())
                 except Exception as e:  # noqa: BLE001 -- say so on the host page rather than go quiet
                     bridge._note("page update for %s failed: %s: %s" % (role, type(e).__name__, e))
                     text = json.dumps({"type": "error", "message": "the bridge could not build this page's state"})
                 await socket.send_text(text)
+                if clock:
+                    clock.sent(since)
 
         s.listeners.append(changed)
         push = asyncio.create_task(pusher())
         try:
             while True:
-                msg = await socket.receive_text()
-                try:
-                    reply = act(s, role, side, json.loads(msg))
-                except (UserError, ValueError, KeyError, TypeError) as e:
-                    reply = {"ok": False, "message": str(e)}
+                message = await socket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                reply = answer(s, role, side, message)
                 await socket.send_text(json.dumps(dict(reply, type="reply")))
                 dirty.set()
         except WebSocketDisconnect:
@@ -169,6 +268,35 @@ def create_app(bridge) -> Starlette:
         finally:
             s.listeners.remove(changed)
             push.cancel()
+
+    def answer(s: Session, role: str, side: str, message) -> dict:
+        """The reply to one websocket message, whatever it holds: never raises, never closes the socket."""
+        text = message.get("text")
+        if text is None:
+            counters["ws-junk"] += 1
+            return {"ok": False, "message": "send actions as text frames of JSON, e.g. {\"action\": \"undo\"}"}
+        if len(text) > MAX_ACTION:
+            counters["ws-junk"] += 1
+            return {"ok": False, "message": "an action of %d characters is too long (at most %d)" % (len(text), MAX_ACTION)}
+        try:
+            msg = json.loads(text)
+        except ValueError as e:
+            counters["ws-junk"] += 1
+            return {"ok": False, "message": "not JSON (%s): send an action like {\"action\": \"undo\"}" % e}
+        if not isinstance(msg, dict):
+            counters["ws-junk"] += 1
+            return {"ok": False, "message": "an action is a JSON object like {\"action\": \"undo\"}, not %s"
+                    % _json_kind(msg)}
+        try:
+            return act(s, role, side, msg)
+        except (UserError, ValueError, KeyError, TypeError) as e:
+            return {"ok": False, "message": str(e)}
+        except Exception as e:  # noqa: BLE001 -- one action must never take the page's socket down
+            counters["ws-errors"] += 1
+            log.error("error in action %s from the %s page:\n%s", text[:200], role, traceback.format_exc())
+            bridge._note("error in an action from the %s page: %s: %s" % (role, type(e).__name__, e))
+            return {"ok": False, "message": "the bridge could not do that (%s); it is noted on the host page"
+                    % type(e).__name__}
 
     def act(s: Session, role: str, side: str, msg: dict) -> dict:
         """One action from a page; what each role may do is checked here, not trusted from the page."""
@@ -182,6 +310,9 @@ def create_app(bridge) -> Starlette:
             if not isinstance(inp, dict) or inp.get("by") != side:
                 raise UserError("the %s page can only decide for %s" % (side, side))
             return s.apply(inp, source="side " + side)
+        if action in ("input", "sense") and not isinstance(msg.get("input"), dict):
+            raise UserError("%s needs an input object, e.g. {\"action\": \"%s\", \"input\": {\"t\": \"miss\"}}"
+                            % (action, action))
         if action == "input":
             return s.apply(msg["input"], source="host page")
         if action == "sense":
@@ -214,7 +345,19 @@ def create_app(bridge) -> Starlette:
         Route("/api/state", state),
         Route("/api/history", history),
         Route("/api/spaces", spaces),
+        Route("/api/health", health),
         WebSocketRoute("/ws", ws),
+        metrics_route(bridge),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    app.add_middleware(SecurityHeaders)
+    return app
+
+
+def _json_kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    return {list: "an array", str: "a string", int: "a number", float: "a number"}.get(type(value), type(value).__name__)

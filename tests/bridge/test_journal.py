@@ -1,0 +1,103 @@
+"""One journal, one bridge; its schema version and migration; files only its owner can read."""
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+
+import pytest
+from battlement.errors import UserError
+from battlement.journal import VERSION, Journal, JournalInUse
+from battlement.session import Session
+from battlement.tables import for_game
+
+from .conftest import BATTLEMENT, ROOT
+
+# The schema as it was before journals carried a version (user_version 0): what `battlement run` wrote.
+SCHEMA_V0 = """
+CREATE TABLE games (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, game TEXT NOT NULL, options TEXT NOT NULL,
+    seed INTEGER NOT NULL, codes TEXT NOT NULL, started REAL NOT NULL, finished REAL, winner TEXT, summary TEXT);
+CREATE TABLE inputs (game_id INTEGER NOT NULL, n INTEGER NOT NULL, source TEXT NOT NULL, input TEXT NOT NULL,
+    status TEXT NOT NULL, reason TEXT, at REAL NOT NULL, PRIMARY KEY (game_id, n));
+CREATE TABLE events (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, board TEXT NOT NULL, boot INTEGER NOT NULL,
+    seq INTEGER NOT NULL, sensor TEXT NOT NULL, kind TEXT NOT NULL, value INTEGER NOT NULL, object TEXT,
+    outcome TEXT, at REAL NOT NULL);
+CREATE TABLE progress (tbl TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tbl, key));
+"""
+
+
+def test_a_second_journal_on_the_same_file_is_refused_naming_the_file_and_the_pid(tmp_path):
+    path = str(tmp_path / "j.sqlite")
+    first = Journal(path)
+    with pytest.raises(JournalInUse) as e:
+        Journal(path)
+    assert str(e.value) == ("journal %s is in use by another bridge (pid %d); stop that one, or give this one "
+                            "its own --journal" % (path, os.getpid()))
+    first.close()
+    Journal(path).close()  # free again once the first is closed
+
+
+def test_a_second_bridge_on_the_same_journal_gets_one_line_and_exits(bridge_process, tmp_path):
+    journal = str(tmp_path / "shared.sqlite")
+    first = bridge_process("--simulate", "--game", "ringo", journal=journal)
+    second = subprocess.run([BATTLEMENT, "run", "--simulate", "--game", "ringo", "--port", "1", "--journal", journal],
+                            check=False, cwd=str(ROOT), capture_output=True, text=True, timeout=30)
+    assert second.returncode != 0
+    assert second.stdout == ""
+    assert second.stderr == ("battlement run: error: journal %s is in use by another bridge (pid %d); stop that "
+                             "one, or give this one its own --journal\n" % (journal, first.proc.pid))
+    assert first.state()["game"] == "ringo"  # the first one plays on
+
+
+def test_journal_and_lock_are_only_for_their_owner(tmp_path):
+    old = os.umask(0o022)
+    try:
+        j = Journal(str(tmp_path / "j.sqlite"))
+        j.new_game("t", "ringo", {}, 1, {"attackers": "x"})
+        for name in ("j.sqlite", "j.sqlite-wal", "j.sqlite.lock"):
+            assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600, name
+        j.close()
+    finally:
+        os.umask(old)
+
+
+def test_a_journal_of_todays_schema_is_migrated_on_open_and_its_game_resumes(tmp_path):
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA_V0)
+    codes = {"attackers": "k7m2xq", "defenders": "p4hx9t"}
+    db.execute("INSERT INTO games (tbl, game, options, seed, codes, started) VALUES "
+               "('ringo', 'ringo', '{}', 7, ?, 0)", (json.dumps(codes),))
+    db.execute("INSERT INTO games (tbl, game, options, seed, codes, started, finished, summary) VALUES "
+               "('ringo', 'ringo', '{}', 8, ?, 0, 1, 'old game')", (json.dumps(codes),))
+    moves = [{"t": "cell", "cell": "c5", "occupied": False}, {"t": "cell", "cell": "c4", "occupied": True}]
+    for n, inp in enumerate(moves, 1):
+        db.execute("INSERT INTO inputs VALUES (1, ?, 'sensor', ?, 'pending', NULL, 0)", (n, json.dumps(inp)))
+    db.commit()
+    db.close()
+    os.chmod(path, 0o644)
+
+    j = Journal(str(path))
+    assert j.db.execute("PRAGMA user_version").fetchone()[0] == VERSION
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    s = Session(for_game("ringo"), j)
+    assert s.match.view()["cells"]["c4"] == "attackers" and len(s.match.inputs) == 2  # the game goes on
+    assert sorted(s.codes) == sorted(codes) and all(len(c) >= 12 for c in s.codes.values())  # 72-bit codes now
+    finished = json.loads(j.db.execute("SELECT codes FROM games WHERE id=2").fetchone()[0])
+    assert finished == codes  # history is left as it was
+    j.close()
+    j = Journal(str(path))  # opening again migrates nothing more
+    assert j.open_game("ringo")["codes"] == s.codes
+    j.close()
+
+
+def test_a_journal_from_a_newer_battlement_is_refused_in_words(tmp_path):
+    path = tmp_path / "new.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=%d" % (VERSION + 1))
+    db.close()
+    with pytest.raises(UserError, match="written by a newer Battlement .schema %d; this one knows up to %d."
+                       % (VERSION + 1, VERSION)):
+        Journal(str(path))
+    Journal(str(tmp_path / "other.sqlite")).close()

@@ -1,0 +1,279 @@
+"""Sustained overload against a real `battlement run`: many boards that keep their events like
+firmware/app.py, a page being asked all along, and the books kept on what was lost or doubled.
+
+Each board: numbered events in an outbox of 128 (when full, the oldest is dropped and counted in
+`dropped`, as the firmware does), trimmed by the host's cumulative evack; everything sent but
+unacknowledged is sent again after 1 s without progress; a heartbeat every second carries
+`dropped` and the outbox length; a ping is answered with a hello. All boards publish through one
+MQTT connection (the broker does not care which client writes a board's topic), so the load
+generator costs little next to the bridge it loads.
+
+Tables are Ringo tables of one board (ring-5): an attacker lifted from b5 and put back, forever,
+so every event is journalled, ruled and lit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pathlib
+import sqlite3
+import statistics
+import threading
+import time
+import urllib.request
+
+import paho.mqtt.client as mqtt
+from battlement import tables, wire
+from battlement.messages import Beat, Event, Hello, up_frame
+
+OUTBOX = 128
+RESEND = 1.0
+BEAT_EVERY = 1.0
+
+
+def table_files(tmp, n, prefix="ov"):
+    path = tables.default_path("ringo")
+    text = pathlib.Path(path).read_text()
+    out = []
+    for i in range(n):
+        tid = "%s-%d" % (prefix, i)
+        f = pathlib.Path(tmp) / (tid + ".toml")
+        f.write_text(text.replace('table = "ringo"', 'table = "%s"' % tid))
+        out.append((tid, str(f)))
+    return out
+
+
+class Board:
+    def __init__(self, table, boot):
+        self.table, self.board, self.boot = table, "ring-5", boot
+        self.up = "battlement/%s/%s/up" % (table, self.board)
+        self.seq = 0
+        self.outbox = []  # [(seq, frame)] oldest first
+        self.sent = 0  # highest seq written
+        self.acked = 0
+        self.progress = time.monotonic()
+        self.dropped = 0
+        self.resent = 0
+        self.generated = 0
+
+    def hello(self):
+        return up_frame(Hello(self.table, self.board, self.boot, "overload-1", wire.VERSION, "ringo-ring",
+                              {s: "presence" for s in "nabcdefg"}))
+
+    def emit(self):
+        self.seq += 1
+        self.generated += 1
+        frame = up_frame(Event(self.table, self.board, self.boot, self.seq, "b", "presence", self.seq % 2,
+                               self.seq * 1000, 0))
+        if len(self.outbox) >= OUTBOX:
+            self.outbox.pop(0)
+            self.dropped += 1
+        self.outbox.append((self.seq, frame))
+
+    def take(self, now):
+        """Frames to write now: new events, or the unacknowledged ones again after RESEND without progress."""
+        if self.outbox and self.sent >= self.outbox[0][0] and now - self.progress >= RESEND:
+            self.sent = self.acked
+            self.progress = now
+            self.resent += len(self.outbox)
+        out = [f for s, f in self.outbox if s > self.sent]
+        if self.outbox:
+            self.sent = self.outbox[-1][0]
+        return out
+
+    def evack(self, boot, seq):
+        if boot != self.boot:
+            return
+        seq = min(seq, self.seq)
+        if seq > self.acked:
+            self.acked = seq
+            self.progress = time.monotonic()
+        k = 0
+        while k < len(self.outbox) and self.outbox[k][0] <= seq:
+            k += 1
+        del self.outbox[:k]
+
+    def beat(self, up_ms):
+        return up_frame(Beat(self.table, self.board, self.boot, up_ms, self.dropped, 0, 0, len(self.outbox)))
+
+
+class Boards:
+    """Firmware-like boards, one per table, driven by one thread; rate() sets events/s over all of them."""
+
+    def __init__(self, broker, tids, boot_base=0x5000):
+        self.boards = {tid: Board(tid, boot_base + i) for i, tid in enumerate(tids)}
+        self.lock = threading.Lock()
+        self.rate = 0.0
+        self.closed_loop = False  # True: a board makes an event only when its outbox has room (capacity)
+        self._stop = threading.Event()
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="overload-boards-%d" % boot_base)
+        self.c.on_message = self._on_message
+        self.c.connect(broker.host, broker.port, keepalive=30)
+        self.c.subscribe([("battlement/%s/ring-5/down" % t, 0) for t in tids])
+        self.c.loop_start()
+        self.t0 = time.monotonic()
+        with self.lock:
+            for b in self.boards.values():
+                self.c.publish(b.up, b.hello(), qos=0)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _on_message(self, client, userdata, msg):
+        parts = msg.topic.split("/")
+        b = self.boards.get(parts[1])
+        if b is None:
+            return
+        with contextlib.suppress(wire.WireError):
+            typ, fields = wire.decode(msg.payload)
+            with self.lock:
+                if typ == "evack":
+                    b.evack(fields[1], fields[2])
+                elif typ == "ping":
+                    self.c.publish(b.up, b.hello(), qos=0)
+
+    def _run(self):
+        tick = 0.005
+        owed = 0.0
+        last_beat = then = time.monotonic()
+        boards = list(self.boards.values())
+        i = 0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            with self.lock:
+                if self.closed_loop:
+                    for b in boards:
+                        while len(b.outbox) < OUTBOX:
+                            b.emit()
+                else:
+                    owed += self.rate * (now - then)  # by the clock: a late tick makes up for itself
+                    while owed >= 1:
+                        boards[i % len(boards)].emit()
+                        i += 1
+                        owed -= 1
+                frames = [(b.up, f) for b in boards for f in b.take(now)]
+                if now - last_beat >= BEAT_EVERY:
+                    last_beat = now
+                    frames += [(b.up, b.beat(int((now - self.t0) * 1000))) for b in boards]
+            then = now
+            for topic, f in frames:
+                self.c.publish(topic, f, qos=0)
+            time.sleep(max(0.0, tick - (time.monotonic() - now)))
+
+    def warm_up(self, timeout=20.0):
+        """A few events from every board until each has been acknowledged once (its hello heard)."""
+        with self.lock:
+            for b in self.boards.values():
+                b.emit()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if all(b.acked > 0 for b in self.boards.values()):
+                    return
+            time.sleep(0.05)
+        raise AssertionError("not every board was acknowledged: is the bridge listening?")
+
+    def totals(self):
+        with self.lock:
+            bs = list(self.boards.values())
+            return {"generated": sum(b.generated for b in bs), "dropped": sum(b.dropped for b in bs),
+                    "unacked": sum(len(b.outbox) for b in bs), "resent": sum(b.resent for b in bs)}
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(5)
+        self.c.loop_stop()
+        self.c.disconnect()
+
+
+class Pager:
+    """Asks the page (GET /api/state) every `every` seconds from a thread; keeps each answer's time."""
+
+    def __init__(self, url, every=0.05, timeout=5.0):
+        self.url, self.every, self.timeout = url, every, timeout
+        self.times, self.failures = [], 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            t = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.url + "/api/state", timeout=self.timeout) as r:
+                    r.read()
+                self.times.append(time.perf_counter() - t)
+            except OSError:
+                self.failures += 1
+            self._stop.wait(self.every)
+
+    def take(self):
+        """(p50, p99, answered, failed) of the answers since the last take, in seconds."""
+        times, self.times = self.times, []
+        failed, self.failures = self.failures, 0
+        if not times:
+            return float("nan"), float("nan"), 0, failed
+        times.sort()
+        return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.99))], len(times), failed
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(10)
+
+
+def events_handled(bridge):
+    """Distinct events the bridge's sessions have handled (journalled and ruled), over every table."""
+    h = bridge.get("/api/health?code=" + bridge.host_code)
+    return sum(c.get("events", 0) for c in h.get("tables", {}).values()), h
+
+
+def journal_books(journal, boards):
+    """(journalled distinct, doubled) events of these boards' boots, read from the journal file."""
+    db = sqlite3.connect("file:%s?mode=ro" % journal, uri=True)
+    try:
+        boots = {b.boot for b in boards.boards.values()}
+        rows = db.execute("SELECT tbl, boot, seq, COUNT(*) FROM events GROUP BY tbl, boot, seq").fetchall()
+    finally:
+        db.close()
+    mine = [r for r in rows if r[1] in boots]
+    return len(mine), sum(r[3] - 1 for r in mine if r[3] > 1)
+
+
+def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
+    """Run the boards for `seconds` at `rate` events/s (or closed-loop); returns what the bridge did."""
+    before, _ = events_handled(bridge)
+    made = boards.totals()["generated"]
+    pager.take()
+    with boards.lock:
+        boards.closed_loop = closed_loop
+        boards.rate = rate or 0.0
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    after, h = events_handled(bridge)
+    dt = time.monotonic() - t0
+    p50, p99, answered, failed = pager.take()
+    return {"goodput": (after - before) / dt, "offered": (boards.totals()["generated"] - made) / dt, "p50": p50, "p99": p99, "answered": answered, "failed": failed,
+            "health": h}
+
+
+def drain(bridge, boards, pager, timeout):
+    """Stop the load; wait until every board's outbox is acknowledged away. Returns seconds taken (None: not)."""
+    with boards.lock:
+        boards.closed_loop = False
+        boards.rate = 0.0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if boards.totals()["unacked"] == 0:
+            return time.monotonic() - t0
+        time.sleep(0.1)
+    return None
+
+
+def report(name, x, capacity):
+    return ("%-12s offered %6.0f/s  goodput %6.0f/s = %5.1f%% of capacity  page p50 %5.1f ms p99 %6.1f ms "
+            "(%d answered, %d failed)" % (name, x["offered"], x["goodput"], 100.0 * x["goodput"] / capacity,
+                                          x["p50"] * 1000, x["p99"] * 1000, x["answered"], x["failed"]))
+
+
+def json_of(x):
+    return json.dumps({k: v for k, v in x.items() if k != "health"})
