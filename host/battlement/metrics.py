@@ -142,6 +142,14 @@ class _Counters:
             bridge.add_metric([what], n)
         yield bridge
 
+        web = CounterMetricFamily("battlement_web", "The web app's refusals: wrong codes, rate-limited, websocket junk",
+                                  labels=["reason"])
+        for reason, n in sorted(getattr(b, "web_counters", {}).items()):
+            web.add_metric([reason], n)
+        yield web
+        yield CounterMetricFamily("battlement_journal_row_errors", "Journal rows that needed storing another way",
+                                  value=getattr(b.journal, "errors", 0))
+
         router = CounterMetricFamily("battlement_router_events",
                                      "Board events the table map could not place, or that mean nothing in the game",
                                      labels=["table", "reason"])

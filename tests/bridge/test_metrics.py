@@ -4,6 +4,7 @@ its reason, and nothing a side keeps hidden ever appears."""
 
 import re
 import time
+import urllib.error
 import urllib.request
 
 import paho.mqtt.client as mqtt
@@ -70,6 +71,11 @@ def test_metrics_follow_a_game_and_name_a_malformed_frames_reason(bridge_process
         value(first, "battlement_transport_frames_total", transport="mqtt", reason="accepted")
     assert value(then, "battlement_bridge_total", what="led-sent") > value(first, "battlement_bridge_total", what="led-sent")
     assert rejected(then, "mqtt") == rejected(first, "mqtt")
+    try:
+        urllib.request.urlopen(b.url + "/host?code=guess", timeout=10)
+    except urllib.error.HTTPError as e:
+        assert e.code == 403
+    assert value(samples(scrape(b)), "battlement_web_total", reason="wrong-code") == 1
 
     # A malformed frame on a board's topic, and one whose CRC is wrong: counted by reason, the game goes on.
     good = up_frame(Event(None, "ring-5", 0x77, 1, "b", "presence", 1, 0, 0))

@@ -8,6 +8,7 @@
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
     /api/state             the public state as JSON; /api/history finished games;
     /api/spaces            the spaces of a board game (Medieval Madness), [] for the others
+    /metrics               Prometheus metrics: counts and latencies only, public (battlement.metrics)
     /api/health?code=H     the bridge's tasks, every counter by reason, the last rejected frames, the
                            boards' heartbeats (host code, also as "Authorization: Bearer H")
 
