@@ -16,14 +16,14 @@ import hal
 import machine
 import wire
 from leds import PATTERNS, Strip
-from sensors import BeamSensor, EdgePin, Mux, Ring, Settled, TwoBeamSensor
+from sensors import SAFE_US, BeamSensor, EdgePin, Mux, Ring, Settled, TwoBeamSensor
 
 FIRMWARE = "0.1.0"
 
 # Defaults for every setting the config may leave out (docs/hardware.md explains each).
 DEFAULTS = {
-    "min_pulse_us": 1000,  # beam breaks shorter than this are glitches (a ball takes 5-30 ms)
-    "lockout_ms": 5,  # after a ball, ignore a beam flicker that starts within this time
+    "min_pulse_us": 1000,  # dark for less than this is a glitch (a ball takes 5-30 ms; docs/hardware.md "Timing")
+    "lockout_ms": 3,  # light for less than this inside a ball is its rim flickering, not a new ball
     "tilt_settle_ms": 100,  # a tilt reading must hold this long before it counts
     "presence_settle_ms": 150,
     "scan_ms": 5,  # multiplexer scan interval
@@ -32,6 +32,7 @@ DEFAULTS = {
     "outbox": 128,  # events kept until acknowledged
     "ring": 256,  # captured edges waiting for the sensing task
     "wdt_ms": 8000,  # watchdog: the board resets if the sensing loop stalls this long
+    "gc_ms": 1500,  # with scheduled (soft) IRQs: collect garbage this often, when every beam is lit
 }
 # Host `config` keys: "<kind or sensor id>.<setting>" (e.g. beam.min_us, tower-3.lockout_ms) or a board setting.
 SENSOR_KEYS = ("min_us", "lockout_ms", "stable_ms")
@@ -74,9 +75,12 @@ class App:
         self.rejected = 0  # host frames that failed to decode or were not for us
         self.reconnects = 0
         self.progress_ms = self.t0  # when the host last acknowledged something
+        self.led_at = self.beat_at = self.gc_at = self.t0  # last LED frame, heartbeat, collection
+        self.soft = False  # some pin IRQ is scheduled, not hard (esp32)
         self.wake = asyncio.Event()
         self.ring = Ring(self.opt["ring"])
         self.channels = []  # ring channel number -> detector with .edge(level, t)
+        self.beams = []  # every Beam detector (mouths and lower beams too)
         self.sensors = []
         self.by_id = {}
         self.muxes = {}
@@ -104,7 +108,10 @@ class App:
             pins = [spec["pin"], spec["lower"]] if two else [spec["pin"]]
             for det, pin in zip(beam.channels(), pins):
                 self.channels.append(det)  # registered before its IRQ can fire
-                det.read = EdgePin(self.ring, len(self.channels) - 1, pin, pull).value
+                det.ring = self.ring
+                self.beams.append(det)
+                det.src = EdgePin(self.ring, len(self.channels) - 1, pin, pull)
+                self.soft = self.soft or not det.src.hard
             self.sensors.append(beam)
             self.by_id[sid] = beam
             return
@@ -123,22 +130,42 @@ class App:
                 self.channels.append(s)
                 ep = EdgePin(self.ring, len(self.channels) - 1, spec["pin"], pull)
                 s.read = ep.value
+                s.src = ep
+                s.ring = self.ring
             self.sensors.append(s)
             self.by_id[sid] = s
 
     def sensor_list(self):
         return ",".join(s.id + ":" + s.kind for s in self.sensors) or "-"
 
-    def sense(self, now):
-        """Drain captured edges into the detectors, scan muxes, let settle timers fire."""
-        n = self.ring.drain(self.channels)
-        if self.muxes and hal.diff(now, self.scan_at) >= self.scan_us:
-            self.scan_at = now  # pieces hold 100 ms or more: between scans the loop is the beams'
+    def sense(self, now=None):
+        """Drain captured edges into the detectors, scan muxes, let settle timers fire.
+
+        The clock is read after the drain (now is ignored): edges keep arriving while this
+        runs, and a time from before them would misjudge the beams.
+        """
+        n = self.ring.drain(self.channels, self._judge_due)
+        if self.muxes and hal.diff(hal.ticks_us(), self.scan_at) >= self.scan_us:
+            self.scan_at = hal.ticks_us()  # pieces hold 100 ms or more: between scans the loop is the beams'
             for name in self.muxes:
-                self.muxes[name].scan(now)
+                self.muxes[name].scan()
+        t = hal.ticks_us()
+        if not self.ring.pending():
+            self._judge_due(hal.add(t, -SAFE_US))  # an edge may still be on its way for SAFE_US
         for s in self.sensors:
-            s.poll(now)
+            s.poll(t)
         return n
+
+    def _judge_due(self, t):
+        """Judge the balls whose light held long enough by t, oldest first, so events keep the order they fell in."""
+        while True:
+            first = None
+            for b in self.beams:
+                if b.due(t) and (first is None or hal.diff(b.clear, first.clear) < 0):
+                    first = b
+            if first is None:
+                return
+            first.judge()
 
     # --- outgoing ----------------------------------------------------------------
 
@@ -338,19 +365,33 @@ class App:
 
     # --- running -----------------------------------------------------------------
 
+    def cycle(self, now_ms):
+        """One pass of the sensing loop: sensors, LED frame every 40 ms, beat, resends."""
+        self.sense()
+        if time.ticks_diff(now_ms, self.led_at) >= 40:
+            self.led_at = now_ms
+            self.strip.render(now_ms)
+        if time.ticks_diff(now_ms, self.beat_at) >= self.opt["beat_ms"]:
+            self.beat_at = now_ms
+            self.beat()
+        self.housekeeping(now_ms)
+        if self.soft and time.ticks_diff(now_ms, self.gc_at) >= self.opt["gc_ms"]:
+            self._collect(now_ms)
+
+    def _collect(self, now_ms):
+        """Soft IRQs wait out a collection (30 ms with PSRAM): collect while every beam is lit, before
+        the heap fills and a collection starts on its own, maybe inside a ball that it would stretch."""
+        if self.ring.pending():
+            return
+        for b in self.beams:
+            if not b.quiet():
+                return
+        self.gc_at = now_ms
+        hal.collect()
+
     async def _sensing(self, wdt):
-        beat_at = time.ticks_ms()
-        led_at = beat_at
         while True:
-            self.sense(hal.ticks_us())
-            now = time.ticks_ms()
-            if time.ticks_diff(now, led_at) >= 40:
-                led_at = now
-                self.strip.render(now)
-            if time.ticks_diff(now, beat_at) >= self.opt["beat_ms"]:
-                beat_at = now
-                self.beat()
-            self.housekeeping(now)
+            self.cycle(time.ticks_ms())
             wdt.feed()  # fed here, so a stalled sensing loop resets the board
             await asyncio.sleep_ms(1)
 

@@ -6,7 +6,9 @@ may supply `sim_ticks_us` (a virtual clock that can jump ahead), so simulated
 pulse widths are exact however busy the test machine is.
 """
 
+import gc
 import os
+import sys
 import time
 
 import machine
@@ -17,6 +19,9 @@ MASK = const(0x3FFFFFFF)
 HALF = const(0x20000000)
 
 _clock = getattr(machine, "sim_ticks_us", None)
+_collected = getattr(machine, "collect", None)
+# "rp2", "esp32", or the unix port's "linux"; a simulated board says which port it stands for.
+PORT = getattr(machine, "sim_port", None) or sys.platform
 
 
 def ticks_us():
@@ -24,6 +29,13 @@ def ticks_us():
     if _clock is not None:
         return _clock() & MASK
     return time.ticks_us() & MASK  # type: ignore[operator]  # the stubs make ticks an opaque type
+
+
+def collect():
+    """gc.collect() now (a simulated board also charges the pause on its clock)."""
+    gc.collect()
+    if _collected is not None:
+        _collected()
 
 
 def diff(a, b):

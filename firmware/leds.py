@@ -8,12 +8,7 @@ board config.
 
 from array import array
 
-import machine
-
-try:
-    import neopixel
-except ImportError:  # a board without the module: commands are still acknowledged
-    neopixel = None  # type: ignore[assignment]
+import pixels
 
 OFF, SOLID, BLINK, PULSE, CHASE = 0, 1, 2, 3, 4
 PATTERNS = ("off", "solid", "blink", "pulse", "chase")
@@ -44,9 +39,7 @@ class Strip:
     def __init__(self, pin, count, status=-1, groups=None):
         self.n = count
         self.status = status if 0 <= status < count else -1
-        self.np = (
-            neopixel.NeoPixel(machine.Pin(pin, machine.Pin.OUT), count) if (neopixel and count) else None
-        )
+        self.np = pixels.strip(pin, count)  # None without a driver: commands are still acknowledged
         self.pat = bytearray(count)
         self.rgb = array("i", bytes(4 * count))
         self.period = array("i", bytes(4 * count))

@@ -1,13 +1,13 @@
 """Sensors: edge capture in IRQs, decisions in the main loop.
 
 IRQ handlers only write a timestamp, a level and a channel number into a
-preallocated ring (no allocation: they may run as hard IRQs on rp2). The
+preallocated ring (no allocation: they may run as hard IRQs on rp2). Timing
+figures behind the thresholds: docs/hardware.md, "Timing". The
 sensing task drains the ring and feeds each channel's detector:
 
-- Beam: a ball is a break of at least min_pulse_us (shorter breaks are
-  glitches); after a counted ball the sensor ignores breaks that start within
-  lockout_us of the beam clearing (the ball's rim flickering), so balls a few
-  ms apart still count one by one.
+- Beam: a ball is a dark spell of at least min_pulse_us (shorter ones are
+  glitches); a break that starts within lockout_us of the beam clearing is the
+  same ball (its rim flickering), so balls a few ms apart still count one by one.
 - TwoBeam: mouth + lower beam; only a ball crossing the lower beam is "in", a
   mouth break with no lower break is a bounce-out and is only counted.
 - Settled (tilt, presence): the reading must hold for settle_us before it is
@@ -51,13 +51,18 @@ class Ring:
         c = self.ctl
         return (c[0] - c[1]) & self.mask
 
-    def drain(self, channels):
-        """Hand every captured edge to channels[ch].edge(level, t); returns how many."""
+    def drain(self, channels, before=None):
+        """Hand every captured edge to channels[ch].edge(level, t); returns how many.
+
+        before(t), if given, runs ahead of each edge (to judge what was over by then, in time order).
+        """
         c = self.ctl
         t = c[1]
         h = c[0]
         n = 0
         while t != h:
+            if before is not None:
+                before(self.ts[t])
             channels[self.ch[t]].edge(self.lv[t], self.ts[t])
             t = (t + 1) & self.mask
             n += 1
@@ -65,21 +70,51 @@ class Ring:
         return n
 
 
+# An edge reaches the ring this long after it happens at most (rp2 hard IRQ 10-20 us; esp32's
+# scheduler runs a handler within ~150 us once the VM is free): decisions that need "no edge
+# since" wait at least this long, so one still on its way cannot be missed.
+SAFE_US = 500
+# A pin that disagrees with its detector this long, with no edge on the way, lost an edge.
+REPAIR_US = 3000
+
+
 class EdgePin:
-    """A GPIO whose every edge lands in the ring with a timestamp."""
+    """A GPIO whose every edge lands in the ring with a timestamp.
+
+    rp2 takes hard IRQs: the handler runs 10-20 us after the edge and reads the level then;
+    when interrupts were masked both edges may be latched in one call (irq().flags()), and
+    both are logged. esp32 has no hard pin IRQs: the handler is scheduled and may run
+    milliseconds late, when the level has long changed again, so it does not read the pin;
+    the ISR queues one call per edge, and edges alternate, so the level is the opposite of
+    the last one logged.
+    """
 
     def __init__(self, ring, ch, pin_no, pull):
         self.ring = ring
         self.ch = ch
         self.pin = machine.Pin(pin_no, machine.Pin.IN, pull)
-        trig = machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING
+        self.lv = self.pin.value()  # the level the last logged edge left
+        self.both = machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING
+        self.hard = True
         try:
-            self.pin.irq(handler=self._irq, trigger=trig, hard=True)
-        except (TypeError, ValueError):  # ports without hard IRQs
-            self.pin.irq(handler=self._irq, trigger=trig)
+            self.pin.irq(handler=self._irq, trigger=self.both, hard=True)
+        except (TypeError, ValueError):  # esp32: no hard= (ports/esp32/machine_pin.c)
+            self.hard = False
+            self.pin.irq(handler=self._soft, trigger=self.both)
 
     def _irq(self, pin):
-        # Runs in interrupt context: no allocation, no exceptions, just record.
+        # Hard IRQ: no allocation, no exceptions, just record.
+        t = hal.ticks_us()
+        lv = pin.value()
+        if pin.irq().flags() == self.both:
+            self._put(1 - lv, t)  # two edges latched while masked: the other level came first
+        self._put(lv, t)
+
+    def _soft(self, pin):
+        self._put(1 - self.lv, hal.ticks_us())
+
+    def _put(self, lv, t):
+        self.lv = lv
         r = self.ring
         c = r.ctl
         h = c[0]
@@ -87,60 +122,107 @@ class EdgePin:
         if nxt == c[1]:
             c[2] += 1
             return
-        r.ts[h] = hal.ticks_us()
-        r.lv[h] = pin.value()
+        r.ts[h] = t
+        r.lv[h] = lv
         r.ch[h] = self.ch
         c[0] = nxt
+
+    def resync(self, lv):
+        self.lv = lv
 
     def value(self):
         return self.pin.value()
 
 
 class Beam:
-    """Pulse detector for one IR break-beam; on_ball(start_t, width_us) for each counted ball."""
+    """Pulse detector for one IR break-beam; on_ball(start_t, width_us) for each counted ball.
+
+    A ball is a dark spell: breaks whose gaps of light are all shorter than lockout_us (a rim
+    flicker, a seam) belong to one ball. Once the light has held for lockout_us the spell is
+    judged: dark for min_pulse_us or more in all is a ball, whose width is first break to
+    last clear; less is a glitch. Balls a burst apart (gaps of 6 ms and more) stay apart.
+    """
 
     def __init__(self, active, min_pulse_us, lockout_us, on_ball):
-        self.read = None  # the pin's current level, to recover from a lost edge
+        self.src = None  # the EdgePin, to recover from a lost edge
+        self.ring = None
         self.active = active
         self.min_pulse_us = min_pulse_us
         self.lockout_us = lockout_us
         self.on_ball = on_ball
-        self.start = -1  # t of the break edge while the beam is broken
-        self.until = -1  # end of the lockout after the last ball
+        self.start = -1  # first break of the open spell, -1 when none is open
+        self.broken = False  # the beam is dark now (as the edges tell)
+        self.piece = 0  # when the current break began
+        self.clear = 0  # when the beam last cleared
+        self.dark = 0  # dark time of the open spell so far
+        self.odd = -1  # since when the pin disagrees with the edges, -1 when it agrees
         self.glitches = 0
-        self.locked = 0
+        self.locked = 0  # flickers bridged inside a ball
+        self.repaired = 0
 
     def edge(self, level, t):
+        self.odd = -1
         if level == self.active:
+            if self.broken:
+                return
+            if self.start >= 0 and hal.diff(t, self.clear) >= self.lockout_us:
+                self.judge()
+            self.broken = True
+            self.piece = t
             if self.start < 0:
                 self.start = t
-                if self.until >= 0 and hal.diff(t, self.until) >= 0:
-                    self.until = -1
+                self.dark = 0
+            else:
+                self.locked += 1
             return
-        s = self.start
-        if s < 0:
+        if not self.broken:
             return  # a clear edge without a break (missed edge): nothing to measure
+        self.broken = False
+        self.dark += max(0, hal.diff(t, self.piece))
+        self.clear = t
+
+    def due(self, t):
+        """The open spell's light has held long enough by t: judging it is the next thing to do."""
+        return self.start >= 0 and not self.broken and hal.diff(t, self.clear) >= self.lockout_us
+
+    def quiet(self):
+        """Nothing open and the beam lit: a pause now cannot fall inside a break that began before it."""
+        if self.start >= 0 or self.broken:
+            return False
+        return self.src is None or self.src.value() != self.active
+
+    def judge(self):
+        s = self.start
         self.start = -1
-        w = hal.diff(t, s)
-        if w < self.min_pulse_us:
+        if self.dark < self.min_pulse_us:
             self.glitches += 1
             return
-        if self.until >= 0 and hal.diff(s, self.until) < 0:
-            self.locked += 1
-            return
-        self.until = hal.add(t, self.lockout_us)
-        self.on_ball(s, w)
+        self.on_ball(s, hal.diff(self.clear, s))
 
     def expire(self, now):
-        # Forget an old lockout before the 2**30 us clock wraps around onto it.
-        if self.until >= 0 and hal.diff(now, self.until) >= 0:
-            self.until = -1
-        # An edge lost (full ring, late soft IRQ) would leave the beam "broken" for good, or
-        # miss a break in progress: line the state up with the pin again.
-        if self.read is not None:
-            lv = self.read()
-            if (lv == self.active) != (self.start >= 0):
-                self.edge(lv, now)
+        """Judge a spell whose light has held long enough; line the state up with a pin that lost an edge.
+
+        now is read after the ring was drained; nothing is done while edges wait in the ring.
+        """
+        if self.ring is not None and self.ring.pending():
+            return
+        if self.start >= 0 and not self.broken and hal.diff(now, self.clear) >= self.lockout_us + SAFE_US:
+            self.judge()
+        src = self.src
+        if src is None:
+            return
+        lv = src.value()
+        if (lv == self.active) == self.broken:
+            self.odd = -1
+            return
+        if self.odd < 0:
+            self.odd = now
+        elif hal.diff(now, self.odd) >= REPAIR_US:
+            # An edge was lost (full ring or scheduler queue): take the pin's word from when it was first seen.
+            t = self.odd
+            self.repaired += 1
+            self.edge(lv, t)
+            src.resync(lv)
 
 
 class Sensor:
@@ -225,22 +307,34 @@ class Settled(Sensor):
         self.changed = now
         self.reported = 0
         self.read = read  # current level of a direct pin, to recover from a lost edge
+        self.src = None  # its EdgePin
+        self.ring = None
+        self.odd = -1  # since when the pin disagrees with the edges
         self.chatter = 0
 
     def channels(self):
         return (self,)
 
     def edge(self, level, t):
+        self.odd = -1
         if level != self.level:
             self.level = level
             self.changed = t
             self.chatter += 1
 
     def poll(self, now):
-        if self.read is not None:
+        if self.read is not None and not (self.ring is not None and self.ring.pending()):
+            # A pin that disagrees for REPAIR_US with no edge on the way lost one (a scheduled
+            # handler may still be coming in the meantime).
             lv = self.read()
-            if lv != self.level:
-                self.edge(lv, now)
+            if lv == self.level:
+                self.odd = -1
+            elif self.odd < 0:
+                self.odd = now
+            elif hal.diff(now, self.odd) >= REPAIR_US:
+                self.edge(lv, self.odd)
+                if self.src is not None:
+                    self.src.resync(lv)
         state = 1 if self.level == self.active else 0
         if state != self.reported and hal.diff(now, self.changed) >= self.settle_us:
             self.reported = state
@@ -264,9 +358,9 @@ class Mux:
         self.select = [machine.Pin(p, machine.Pin.OUT, value=0) for p in select]
         self.cells = []  # (channel, Settled)
 
-    def scan(self, now):
+    def scan(self):
         sel = self.select
         for ch, cell in self.cells:
             for i in range(len(sel)):
                 sel[i].value((ch >> i) & 1)
-            cell.edge(self.sig.value(), now)
+            cell.edge(self.sig.value(), hal.ticks_us())  # a scan takes ms: each cell read when it is

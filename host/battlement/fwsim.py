@@ -14,6 +14,7 @@ firmware talks to the host over its real link:
 
     FirmwareProcess(board_id, profile, sensors, transport="serial", port=PTY_PATH)
     FirmwareProcess(board_id, profile, sensors, transport="mqtt", mqtt_url="mqtt://127.0.0.1:1883", table="hall-1")
+    FirmwareProcess(..., model="esp32-gc")   # the board's timing model (tests/firmware/fakes/machine.py)
 
 sensors: {id: kind} (pins assigned from the profile in sorted id order) or a
 list of pin-map entries ({"id", "kind", "pin", "lower", "mux", "channel", ...}),
@@ -24,12 +25,15 @@ Methods: start()/stop() (or use as a context manager), pulse(sensor, width_us),
 drop_ball(sensor, width_ms=10, bounce=False), tilt(sensor, fallen),
 presence(sensor, occupied), advance(us), sync(), pixels(), wait_pixels(pred, timeout),
 log() (the firmware's stderr/stdout). The clock the firmware measures pulses
-with is virtual: widths are exact and settle times pass instantly when asked
-(settle=True), so nothing depends on how busy the machine is.
+with is virtual: real time plus the work the firmware did (each port's costs)
+plus every advance(); widths are exact on the ideal board (the default) and
+within the port's IRQ latency on the others, and settle times pass instantly
+when asked (settle=True), so nothing depends on how busy the machine is.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
@@ -96,9 +100,36 @@ def stage(dest: str | pathlib.Path, compiled: bool = False, march: str | None = 
     return d
 
 
-def micropython_env(code_dir: str | pathlib.Path, extra: dict | None = None) -> dict:
+def board_modules() -> pathlib.Path:
+    """The simulated board (tests/firmware/fakes) compiled to .mpy, once per content.
+
+    Compiled, it costs the MicroPython heap little to load, so heap-limit runs measure the firmware.
+    """
+    srcs = sorted(FAKES.glob("*.py"))
+    h = hashlib.sha256()
+    for p in srcs:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    out = pathlib.Path(tempfile.gettempdir()) / ("battlement-board-" + h.hexdigest()[:16])
+    if not out.is_dir():
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="battlement-board-"))
+        for p in srcs:
+            compile_module(p, tmp / (p.stem + ".mpy"))
+        try:
+            tmp.rename(out)
+        except OSError:  # another process made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def micropython_env(code_dir: str | pathlib.Path, extra: dict | None = None, model: str | None = None) -> dict:
+    """Environment for the unix port running the firmware on the simulated board.
+
+    model: the board's timing model (ideal, rp2, esp32, esp32-gc; tests/firmware/fakes/machine.py).
+    """
     env = dict(os.environ)
-    env["MICROPYPATH"] = "%s:%s:.frozen" % (FAKES, code_dir)
+    env["MICROPYPATH"] = "%s:%s:.frozen" % (board_modules(), code_dir)
+    if model:
+        env["BATTLEMENT_BOARD"] = model
     env.update(extra or {})
     return env
 
@@ -118,6 +149,7 @@ class FirmwareProcess:
         settings: dict | None = None,
         heapsize: str | None = None,
         compiled: bool = False,
+        model: str | None = None,
     ):
         if pinmap is not None:
             m = hardware.load_map(pinmap) if isinstance(pinmap, (str, pathlib.Path)) else dict(pinmap)
@@ -160,6 +192,7 @@ class FirmwareProcess:
         self.specs = {s["id"]: s for s in m["sensors"]}
         self.heapsize = heapsize
         self.compiled = compiled
+        self.model = model  # board timing model (ideal, rp2, esp32, esp32-gc); None: ideal
         self.proc: subprocess.Popen | None = None
         self._dir: pathlib.Path | None = None
         self._ctl: socket.socket | None = None
@@ -186,6 +219,7 @@ class FirmwareProcess:
                 "BATTLEMENT_SIM": "127.0.0.1:%d" % srv.getsockname()[1],
                 "BATTLEMENT_CONFIG": str(self._dir / "config.json"),
             },
+            model=self.model,
         )
         cmd = [micropython_binary()]
         if self.heapsize:

@@ -40,6 +40,7 @@ LIMITS = {
     "outbox": (8, 1024),
     "ring": (32, 4096),
     "wdt_ms": (0, 8000),  # 0: off; the RP2040 watchdog cannot count past 8.3 s
+    "gc_ms": (200, 60000),  # esp32: idle garbage collection, before the heap fills (docs/hardware.md "Timing")
 }
 # Below this a watchdog resets a healthy board: the sensing loop waits out blocking calls (a DNS
 # lookup, a step of a TLS handshake: elliptic-curve arithmetic in mbedtls, of the order of a second).

@@ -18,7 +18,7 @@ from battlement.fwsim import FirmwareProcess
 from battlement.messages import Event, Hello, Led, Reply
 from battlement.transport import SerialTransport
 
-HEAP = "128K"
+HEAP = "136K"  # the Pico W leaves ~150 KB; the simulated board's own modules take ~13 KB of it
 
 
 @pytest.mark.parametrize("march", ["armv6m", "xtensawin", None])
@@ -31,7 +31,7 @@ def test_every_firmware_module_compiles_with_mpy_cross(tmp_path, march):
         assert p.read_bytes()[:1] == b"M" and p.stat().st_size > 100
 
 
-async def _next(t, kind, timeout=10):
+async def _next(t, kind, timeout=30):  # generous: a busy test machine runs the small board slowly
     while True:
         m = await asyncio.wait_for(t.get(), timeout)
         if isinstance(m, kind):

@@ -1,6 +1,7 @@
 """Host commands under the real MicroPython: LEDs, settings, ping, evack, resend, bad frames."""
 
-from fwtest import frame, run_scenario
+import pytest
+from fwtest import MODELS, frame, run_scenario
 
 CONFIG = {
     "board": "tower-1",
@@ -17,14 +18,15 @@ def ball():
     return ["set 2 0", "adv 8000", "set 2 1", "adv 20000", "sense"]
 
 
-def test_led_patterns_on_the_strip(fw_code):
+@pytest.mark.parametrize("model", MODELS)
+def test_led_patterns_on_the_strip(fw_code, model):
     ops = ["line " + frame("led", "tower-1", 1, "ring", "solid", 0x00FF00, 0), "render 0"]
     ops += ["line " + frame("led", "tower-1", 2, "3", "blink", 0xFF0000, 400), "render 100", "render 300"]
     ops += ["line " + frame("led", "tower-1", 3, "1-4", "chase", 0xFF0000, 400)]
     ops += ["render %d" % t for t in (10, 110, 210, 310)]
     ops += ["line " + frame("led", "tower-1", 4, "top", "pulse", 0x0000FF, 1000), "render 250", "render 500"]
     ops += ["line " + frame("led", "tower-1", 5, "all", "off", 0, 0), "render 0"]
-    r = run_scenario(fw_code, CONFIG, ops)
+    r = run_scenario(fw_code, CONFIG, ops, model=model)
     assert [a[1] for a in r.of("ack")] == [1, 2, 3, 4, 5]
     solid, blink_on, blink_off, *rest = r.pixels
     assert solid[1:9] == [(0, 255, 0)] * 8
@@ -86,13 +88,14 @@ def test_a_ping_is_a_resync_where_the_board_stands_then_its_whole_outbox(fw_code
     assert hello[6] == 2  # acknowledged up to 2: the host may take 3 and 4 as new
 
 
-def test_outbox_kept_until_evack_and_resent_when_the_host_is_silent(fw_code):
+@pytest.mark.parametrize("model", MODELS)
+def test_outbox_kept_until_evack_and_resent_when_the_host_is_silent(fw_code, model):
     ops = ["freeze"] + ball() + ball() + ball() + ["take"]  # sent once
     ops += ["take"]  # nothing new
     ops += ["house 1100", "take"]  # no evack for a second: all three again
     ops += ["line " + frame("evack", "tower-1", 1, 2)]  # for another boot: ignored
     ops += ["house 1100", "take"]
-    r = run_scenario(fw_code, CONFIG, ops + ["beat"])
+    r = run_scenario(fw_code, CONFIG, ops + ["beat"], model=model)
     seqs = [e[2] for e in r.events()]
     assert seqs == [1, 2, 3, 1, 2, 3, 1, 2, 3]
     assert r.stats["outbox"] == 3

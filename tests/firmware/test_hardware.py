@@ -211,6 +211,7 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
         "app.py",
         "hal.py",
         "leds.py",
+        "pixels.py",
         "links.py",
         "mqttlink.py",
         "mqttlite.py",

@@ -2,7 +2,8 @@
 
 import random
 
-from fwtest import run_scenario
+import pytest
+from fwtest import MODELS, run_scenario
 
 TILT = {"id": "tilt-1", "kind": "tilt", "pin": 5}
 GATE = {"id": "gate", "kind": "tilt", "pin": 6, "settle_ms": 30}
@@ -30,7 +31,8 @@ def chatter(pin, rng, n, end_level):
     return ops
 
 
-def test_tilt_chatter_gives_one_report_once_settled(fw_code):
+@pytest.mark.parametrize("model", MODELS)
+def test_tilt_chatter_gives_one_report_once_settled(fw_code, model):
     rng = random.Random(5)
     ops = ["freeze"]
     # Knocked over: it rattles, then lies still -> exactly one "fallen".
@@ -40,23 +42,25 @@ def test_tilt_chatter_gives_one_report_once_settled(fw_code):
     ops += chatter(5, rng, 12, 1) + ["adv 150000", "sense"]
     # A bump that is back within the settle time is not reported at all.
     ops += ["set 5 0", "adv 50000", "sense", "set 5 1", "adv 300000", "sense"]
-    r = run_scenario(fw_code, {"board": "t-2", "sensors": [TILT]}, ops)
+    r = run_scenario(fw_code, {"board": "t-2", "sensors": [TILT]}, ops, model=model)
     assert [(e[3], e[5]) for e in r.events()] == [("tilt-1", 1), ("tilt-1", 0)]
     assert r.stats["tilt-1"]["chatter"] >= 40
 
 
-def test_report_waits_for_the_full_settle_time_per_sensor(fw_code):
+@pytest.mark.parametrize("model", MODELS)
+def test_report_waits_for_the_full_settle_time_per_sensor(fw_code, model):
     ops = ["freeze", "set 5 0", "set 6 0", "sense", "adv 29000", "sense"]
     ops += ["take", "adv 2000", "sense", "take", "adv 70000", "sense", "take"]
-    r = run_scenario(fw_code, {"board": "t-2", "sensors": [TILT, GATE]}, ops)
+    r = run_scenario(fw_code, {"board": "t-2", "sensors": [TILT, GATE]}, ops, model=model)
     assert [(e[3], e[5]) for e in r.events()] == [("gate", 1), ("tilt-1", 1)]
 
 
-def test_tower_already_down_at_boot_is_reported(fw_code):
+@pytest.mark.parametrize("model", MODELS)
+def test_tower_already_down_at_boot_is_reported(fw_code, model):
     # The pin reads "fallen" from the start: reported once settled, without any edge.
     ops = ["freeze", "sense", "adv 101000", "sense"]
     cfg = {"board": "t-2", "sensors": [dict(TILT, active=1)]}
-    r = run_scenario(fw_code, cfg, ops)
+    r = run_scenario(fw_code, cfg, ops, model=model)
     assert [(e[3], e[5]) for e in r.events()] == [("tilt-1", 1)]
 
 
@@ -66,7 +70,8 @@ def mux(cell, level):
     return "mux %d %s %d %d" % (MUXES[m]["sig"], SEL[m], c % 16, level)
 
 
-def test_ringo_41_cells_through_three_muxes(fw_code):
+@pytest.mark.parametrize("model", MODELS)
+def test_ringo_41_cells_through_three_muxes(fw_code, model):
     rng = random.Random(9)
     ops = ["freeze", "sense"]
     placed = set()
@@ -81,6 +86,6 @@ def test_ringo_41_cells_through_three_muxes(fw_code):
         ops += [mux(cell, 0 if on else 1), "sense", "adv 5000", "sense", "adv 150000", "sense"]
         placed ^= {cell}
         want.append(("cell-%d" % cell, 1 if on else 0))
-    r = run_scenario(fw_code, {"board": "ringo", "muxes": MUXES, "sensors": CELLS}, ops)
+    r = run_scenario(fw_code, {"board": "ringo", "muxes": MUXES, "sensors": CELLS}, ops, model=model)
     assert [(e[3], e[5]) for e in r.events()] == want
     assert r.of("event")[0][4] == "presence"

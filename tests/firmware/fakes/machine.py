@@ -1,19 +1,36 @@
-"""Simulated `machine` for running the real firmware under the MicroPython unix port.
+"""A virtual-time board for running the real firmware under the MicroPython unix port.
 
-Only this module and neopixel.py are substituted (through MICROPYPATH); the
-firmware itself is unchanged. Pins are driven from outside the process over a
-control socket (host/battlement/fwsim.py speaks it), or directly by test
-scripts through drive()/advance().
+Only this module, neopixel.py, rp2.py and esp32.py are substituted (through
+MICROPYPATH); the firmware itself is unchanged. The board keeps a virtual
+clock in microseconds that moves with the work the firmware does: every pin
+read or write, mux select, clock read, LED frame and frame encoding costs the
+time the chosen port takes for it (COSTS below, sources in docs/hardware.md
+"Timing"). Edges are scheduled at absolute instants and delivered whenever the
+clock passes them, also in the middle of App.sense(), through the port's IRQ
+model:
 
-Control lines (';' separates commands applied together):
-    set <pin> <level>                      drive an input pin (fires its IRQ)
-    adv <us>                               move the virtual clock forward
+    ideal     the old kind fake: no work costs time, a handler runs at its edge's instant
+    rp2       hard IRQs 10-20 us after the edge, masked while machine.bitstream (the stock
+              neopixel) sends a frame; edges of one pin that wait coalesce into one call
+    esp32     no hard IRQs: the C ISR queues the handler on the scheduler (8 slots, full
+              -> lost), it runs 30-150 us later, or after the call that blocks the VM
+              (GC, an LED frame the RMT driver waits for); pin.value() is read then
+    esp32-gc  esp32 with a 30 ms garbage collection every 2 s
+
+BATTLEMENT_BOARD picks the model (default ideal), BATTLEMENT_SEED the random
+stream of latencies (deterministic by seed).
+
+Pins are driven from outside the process over a control socket
+(host/battlement/fwsim.py speaks it), or by test drivers through schedule(),
+run_until() and drive(). Control lines (';' separates commands applied in order):
+    set <pin> <level>                      an edge on an input pin now
+    adv <us>                               let the clock run on while the firmware idles
     freeze                                 stop real time from moving the clock (only adv does)
     mux <sig> <s0,s1,..> <channel> <level> level a multiplexer channel reads
     sync <n>                               answered with "sync <n>" once all before it is applied
 The neopixel fake reports each strip write as "px <rrggbb>,<rrggbb>,...".
 
-IRQ handlers run with the heap locked, so a handler that allocates fails loudly.
+Hard IRQ handlers run with the heap locked, so a handler that allocates fails loudly.
 """
 
 import os
@@ -25,21 +42,215 @@ import time
 import micropython
 from umachine import *
 
+# Work costs in microseconds per port (docs/hardware.md "Timing" gives each source).
+COSTS = {
+    "ideal": {"ticks": 0, "pin_r": 0, "pin_w": 0, "encode": 0, "px": 0, "px_setup": 0, "sm_word": 0, "irq_run": 0},
+    # RP2040 at 125 MHz running bytecode.
+    "rp2": {"ticks": 3, "pin_r": 6, "pin_w": 6, "encode": 700, "px": 30, "px_setup": 20, "sm_word": 3, "irq_run": 8},
+    # ESP32-S3 at 240 MHz.
+    "esp32": {"ticks": 2, "pin_r": 3, "pin_w": 3, "encode": 300, "px": 30, "px_setup": 120, "sm_word": 0, "irq_run": 25},
+}
+MODELS = {
+    # irq: kind of pin IRQ; lat: latency range (us); gc: (every us, pause us) or None
+    "ideal": {"port": "rp2", "irq": "ideal", "lat": (0, 0), "gc": None, "costs": "ideal"},
+    "rp2": {"port": "rp2", "irq": "hard", "lat": (10, 20), "gc": (2000000, 4000), "costs": "rp2"},
+    "esp32": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": None, "costs": "esp32"},
+    "esp32-gc": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": (2000000, 30000), "costs": "esp32"},
+}
+SCHED_DEPTH = 8  # MICROPY_SCHEDULER_DEPTH on ports/esp32 and ports/rp2
+
+MODEL_NAME = os.getenv("BATTLEMENT_BOARD") or "ideal"
+if MODEL_NAME not in MODELS:
+    raise SystemExit("BATTLEMENT_BOARD must be one of " + ", ".join(MODELS))
+MODEL = MODELS[MODEL_NAME]
+C = COSTS[MODEL["costs"]]
+sim_port = MODEL["port"]
+
 _pins = {}
 _mux = {}  # sig pin -> (select pins, {channel: level})
-_skew = [0]
-_frozen = [None]  # when set, the clock stands still except for advance(): fully deterministic runs
 _sim = [None, b"", None]  # socket, partial input, poller
+# Clock state: [virtual now, last real ticks_us or None when frozen, inside a handler, masked until,
+#               VM blocked until, next automatic GC]
+_st = [0, time.ticks_us(), False, 0, 0, 0]
+_edges = []  # [t, pin, level] waiting to happen, in time order
+_ei = [0]
+_costed = [False]
+_hard = []  # rp2: pins whose handler waits to run (one call per pin however many edges)
+_soft = []  # esp32: [due, pin] scheduled handler calls, oldest first
+stats = {"edges": 0, "irqs": 0, "coalesced": 0, "sched_lost": 0, "gc": 0, "masked_us": 0, "late_max": 0}
+_rng = [int(os.getenv("BATTLEMENT_SEED") or "1") * 2654435761 & 0xFFFFFFFF or 1]
+if MODEL["gc"]:
+    _st[5] = MODEL["gc"][0]
+
+
+def _rand(lo, hi):
+    """xorshift32: the same latencies for the same seed on every run."""
+    if hi <= lo:
+        return lo
+    x = _rng[0]
+    x ^= (x << 13) & 0xFFFFFFFF
+    x ^= x >> 17
+    x ^= (x << 5) & 0xFFFFFFFF
+    _rng[0] = x
+    return lo + x % (hi - lo + 1)
+
+
+def _lat():
+    return _rand(MODEL["lat"][0], MODEL["lat"][1])
+
+
+# --- the clock and the event engine ---------------------------------------------------
+
+
+def now():
+    return _st[0]
+
+
+def _real():
+    last = _st[1]
+    if last is not None:
+        r = time.ticks_us()
+        d = time.ticks_diff(r, last)
+        _st[1] = r
+        if d > 0:
+            run_until(_st[0] + d)
+
+
+def _next_irq():
+    """(due, index) of the next handler call, or (None, -1)."""
+    if MODEL["irq"] == "soft":
+        if _soft:
+            return max(_soft[0][0], _st[4]), 0
+        return None, -1
+    best = None
+    k = -1
+    for i in range(len(_hard)):
+        d = _hard[i]._due
+        if best is None or d < best:
+            best = d
+            k = i
+    if best is not None and best < _st[3]:
+        best = _st[3] + _lat()  # masked: runs once interrupts come back on
+        _hard[k]._due = best
+    return best, k
+
+
+def run_until(t):
+    """Let every edge and handler call due up to t happen, in time order; then the clock reads t."""
+    while True:
+        te = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
+        ti, k = _next_irq()
+        if te is not None and (ti is None or te <= ti) and te <= t:
+            _, p, lv = _edges[_ei[0]]
+            _ei[0] += 1
+            if _ei[0] >= 32 and _ei[0] * 2 > len(_edges):  # past edges go: the firmware's heap is small
+                del _edges[: _ei[0]]
+                _ei[0] = 0
+            _st[0] = max(_st[0], te)
+            _pins[p]._edge(lv, te)
+        elif ti is not None and ti <= t:
+            _st[0] = max(_st[0], ti)
+            if MODEL["irq"] == "soft":
+                due, p = _soft.pop(0)
+            else:
+                p = _hard.pop(k)
+                due = p._edge_t
+            late = _st[0] - due
+            stats["late_max"] = max(stats["late_max"], late)
+            p._call()
+            _st[0] += C["irq_run"]  # the handler's own run: the next one waits for it
+        else:
+            break
+    _st[0] = max(_st[0], t)
+
+
+def work(us, blocks=False):
+    """The firmware spends us of CPU time; blocks=True: in one C call, so no scheduled handler runs."""
+    if _st[2]:
+        return  # inside a handler: its time is in the latency figures
+    gc = MODEL["gc"]
+    if gc and _st[0] >= _st[5]:
+        collect()
+    if us <= 0:
+        return
+    end = _st[0] + us
+    if blocks and end > _st[4]:
+        _st[4] = end
+    run_until(end)
+
+
+gc_windows = []  # (from, to) of every collection, so tests can tell what a pause hid
+
+
+def collect():
+    """A garbage collection: the VM stops for the model's pause (hard IRQs on rp2 still run)."""
+    gc = MODEL["gc"]
+    if not gc:
+        return
+    stats["gc"] += 1
+    gc_windows.append((_st[0], _st[0] + gc[1]))
+    _st[5] = _st[0] + gc[1] + gc[0]
+    work(gc[1], True)
+
+
+def mask(us):
+    """Interrupts off for us (machine.bitstream): hard IRQs wait, and so does the CPU."""
+    if us <= 0:
+        return
+    stats["masked_us"] += us
+    end = _st[0] + us
+    if MODEL["irq"] == "hard":
+        _st[3] = max(_st[3], end)
+    work(us, True)
 
 
 def sim_ticks_us():
-    """The firmware's clock: real time plus however far the simulation jumped ahead."""
-    base = _frozen[0]
-    return (time.ticks_us() if base is None else base) + _skew[0]
+    """The firmware's clock (hal.ticks_us): virtual, it moves with the work done."""
+    if _st[2]:
+        return _st[0]  # inside a handler: the instant it runs
+    if not _costed[0]:
+        _costed[0] = True
+        _cost_encoding()
+    _real()
+    work(C["ticks"])
+    return _st[0]
+
+
+def sim_ticks_ms():
+    return _st[0] // 1000
+
+
+def schedule(timeline):
+    """Edges [(t_us, pin, level)] in time order, at absolute virtual instants."""
+    for t, p, lv in timeline:
+        pin(p)
+        _edges.append((t, p, lv))
+
+
+def _at(t, p, lv):
+    """One edge at t, kept in time order among those waiting."""
+    pin(p)
+    i = len(_edges)
+    while i > _ei[0] and _edges[i - 1][0] > t:
+        i -= 1
+    _edges.insert(i, (t, p, lv))
+
+
+def next_due():
+    """When the next edge or garbage collection is due (None: nothing scheduled)."""
+    t = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
+    if MODEL["gc"] and (t is None or _st[5] < t):
+        t = _st[5]
+    return t
+
+
+def quiet():
+    """No edge and no handler call is waiting."""
+    return not _hard and not _soft
 
 
 def advance(us):
-    _skew[0] += us
+    run_until(_st[0] + us)
 
 
 class Pin(PinBase):
@@ -48,18 +259,22 @@ class Pin(PinBase):
     OPEN_DRAIN = 2
     PULL_UP = 1
     PULL_DOWN = 2
-    IRQ_FALLING = 1
-    IRQ_RISING = 2
+    IRQ_FALLING = 4  # as on rp2 (GPIO_IRQ_EDGE_FALL)
+    IRQ_RISING = 8
 
     def __init__(self, id, mode=-1, pull=None, value=None):
+        old = _pins.get(id)
         self.id = id
         self.mode = mode
         self.pull = pull
-        self._v = 1 if pull == Pin.PULL_UP else 0
+        self._v = old._v if old is not None else (1 if pull == Pin.PULL_UP else 0)
         if value is not None:
             self._v = 1 if value else 0
         self._handler = None
         self._trigger = 0
+        self._flags = 0
+        self._due = 0
+        self._edge_t = 0
         self.hard = False
         _pins[id] = self
 
@@ -68,48 +283,101 @@ class Pin(PinBase):
         if value is not None:
             self._v = 1 if value else 0
 
+    def _level(self):
+        m = _mux.get(self.id)
+        if m is not None:
+            ch = 0
+            sel = m[0]
+            for i in range(len(sel)):
+                p = _pins.get(sel[i])
+                if p is not None and p._v:
+                    ch |= 1 << i
+            return m[1].get(ch, self._v)
+        return self._v
+
     def value(self, v=None):
         if v is None:
-            m = _mux.get(self.id)
-            if m is not None:
-                ch = 0
-                sel = m[0]
-                for i in range(len(sel)):
-                    p = _pins.get(sel[i])
-                    if p is not None and p._v:
-                        ch |= 1 << i
-                return m[1].get(ch, self._v)
-            return self._v
+            work(C["pin_r"])
+            return self._level()
+        work(C["pin_w"])
         self._v = 1 if v else 0
         return None
 
     def on(self):
-        self._v = 1
+        self.value(1)
 
     def off(self):
-        self._v = 0
+        self.value(0)
 
     def __call__(self, v=None):
         return self.value(v)
 
-    def irq(self, handler=None, trigger=3, hard=False):
+    def irq(self, handler=None, trigger=None, hard=None):
+        if handler is None and trigger is None and hard is None:
+            return self  # pin.irq(): the irq object, for flags(); nothing changes
+        if trigger is None:
+            trigger = Pin.IRQ_FALLING | Pin.IRQ_RISING
+        if hard is not None and MODEL["irq"] == "soft":
+            # ports/esp32 machine_pin.c takes handler, trigger, wake: hard= is an unknown keyword.
+            raise TypeError("unexpected keyword argument 'hard'")
         self._handler = handler
         self._trigger = trigger
-        self.hard = hard
+        self.hard = bool(hard)
+        return self
 
-    def drive(self, level):
-        """Set the level an input sees, firing the IRQ like a real edge would."""
+    def flags(self):
+        """Edges latched since the handler was last called (Pin.irq().flags() on rp2)."""
+        return self._flags
+
+    def _edge(self, level, t):
         level = 1 if level else 0
         if level == self._v:
             return
         self._v = level
+        stats["edges"] += 1
         h = self._handler
-        if h is not None and self._trigger & (Pin.IRQ_RISING if level else Pin.IRQ_FALLING):
-            micropython.heap_lock()
-            try:
+        bit = Pin.IRQ_RISING if level else Pin.IRQ_FALLING
+        if h is None or not self._trigger & bit:
+            return
+        kind = MODEL["irq"]
+        if kind == "soft":
+            if len(_soft) >= SCHED_DEPTH:
+                stats["sched_lost"] += 1  # mp_sched_schedule() refuses: the edge is never reported
+                return
+            _soft.append([t + _lat(), self])
+            return
+        if self in _hard:
+            self._flags |= bit  # the pin's IRQ is still pending: one call for both edges
+            stats["coalesced"] += 1
+            return
+        self._flags = bit
+        self._edge_t = t
+        self._due = t + _lat()
+        _hard.append(self)
+
+    def _call(self):
+        h = self._handler
+        if h is None:
+            return
+        stats["irqs"] += 1
+        _st[2] = True
+        try:
+            if self.hard or MODEL["irq"] == "ideal":
+                micropython.heap_lock()
+                try:
+                    h(self)
+                finally:
+                    micropython.heap_unlock()
+            else:
                 h(self)
-            finally:
-                micropython.heap_unlock()
+        finally:
+            _st[2] = False
+            self._flags = 0
+
+    def drive(self, level):
+        """An edge now, its IRQ delivered as the model says (immediately in the ideal model)."""
+        _at(_st[0], self.id, level)
+        run_until(_st[0])
 
 
 def pin(id):
@@ -125,6 +393,15 @@ def set_mux(sig, select, channel, level):
         m = (list(select), {})
         _mux[sig] = m
     m[1][channel] = level
+
+
+def bitstream(p, encoding, timing, buf):
+    """machine.bitstream: on rp2 it sends with interrupts off (mp_hal_quiet_timing_enter)."""
+    us = C["px_setup"] + C["px"] * len(buf) // 3
+    if sim_port == "rp2":
+        mask(us)
+    else:
+        work(us, True)  # ports/esp32: RMT sends, the VM waits in rmt_tx_wait_all_done()
 
 
 class WDT:
@@ -156,7 +433,7 @@ def unique_id():
 
 
 def freq(*a):
-    return 125000000
+    return 125000000 if sim_port == "rp2" else 240000000
 
 
 def reset():
@@ -170,6 +447,72 @@ def soft_reset():
 
 def reset_cause():
     return 1
+
+
+class Cdc:
+    """USB-CDC as shared/tinyusb/mp_usbd_cdc.c writes it: a 256-byte FIFO (CFG_TUD_CDC_TX_BUFSIZE);
+    while the host reads, a full-speed host takes about 1 byte a us; while it does not, a write
+    waits in 1 ms steps and gives up after 500 ms (MICROPY_HW_USB_CDC_TX_TIMEOUT on rp2).
+    deaf: [(from_us, to_us)] when the host does not read."""
+
+    FIFO = 256
+
+    def __init__(self, deaf=()):
+        self.deaf = [tuple(d) for d in deaf]
+        self.fill = 0
+        self.at = 0
+        self.blocked_us = 0
+        self.dropped = 0
+
+    def _reading(self, t):
+        for a, b in self.deaf:
+            if a <= t < b:
+                return False
+        return True
+
+    def _drain(self):
+        t = _st[0]
+        if self._reading(t):
+            self.fill = max(0, self.fill - (t - self.at))
+        self.at = t
+
+    def write(self, data):
+        i = 0
+        n = len(data)
+        waited = 0
+        while i < n:
+            self._drain()
+            k = min(n - i, self.FIFO - self.fill)
+            if k > 0:
+                self.fill += k
+                i += k
+                work(k // 8 + 2)  # copying into the FIFO
+                waited = 0
+                continue
+            if waited >= 500000:
+                self.dropped += n - i
+                return i
+            work(1000)  # mp_event_wait_ms(1): scheduled handlers still run
+            waited += 1000
+            self.blocked_us += 1000
+        return n
+
+
+def _cost_encoding():
+    """Encoding a frame is Python work too: wire.encode costs the port's figure."""
+    try:
+        import wire
+    except ImportError:
+        return
+    enc = wire.encode
+    if getattr(enc, "_costed", False):
+        return
+
+    def encode(typ, fields):
+        work(C["encode"])
+        return enc(typ, fields)
+
+    wire.encode = encode
 
 
 # --- control channel -------------------------------------------------------------
@@ -194,7 +537,7 @@ def report(line):
     s = _sim[0]
     if s is None:
         return
-    data = line.encode() + b"\n"
+    data = (line if isinstance(line, (bytes, bytearray)) else line.encode()) + b"\n"
     while data:
         try:
             n = s.write(data)
@@ -216,7 +559,7 @@ def _apply(cmd):
     elif op == "mux":
         set_mux(int(a[1]), [int(x) for x in a[2].split(",")], int(a[3]), int(a[4]))
     elif op == "freeze":
-        _frozen[0] = time.ticks_us()
+        _st[1] = None
     elif op == "sync":
         report("sync " + a[1])
     elif op == "exit":
@@ -226,23 +569,27 @@ def _apply(cmd):
 def poll():
     """Apply whatever the controller sent; called from WDT.feed(), i.e. every sensing cycle."""
     s = _sim[0]
-    if s is None or not _sim[2].poll(0):
+    if s is None:
         return
-    try:
-        data = s.read(512)  # small reads: the heap-limit tests measure the firmware, not the fake
-    except OSError:
-        return
-    if not data:
-        sys.exit(0)  # controller went away: end the simulated board
-    buf = _sim[1] + data
-    while True:
-        nl = buf.find(b"\n")
-        if nl < 0:
-            break
-        for cmd in buf[:nl].decode().split(";"):
-            _apply(cmd)
-        buf = buf[nl + 1 :]
-    _sim[1] = buf
+    _real()
+    for _ in range(16):  # up to 2 KB a cycle, in small pieces
+        if not _sim[2].poll(0):
+            return
+        try:
+            data = s.read(128)  # small reads: the heap-limit tests measure the firmware, not the fake
+        except OSError:
+            return
+        if not data:
+            sys.exit(0)  # controller went away: end the simulated board
+        buf = _sim[1] + data if _sim[1] else data
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                break
+            for cmd in buf[:nl].decode().split(";"):
+                _apply(cmd)
+            buf = buf[nl + 1 :]
+        _sim[1] = buf
 
 
 _connect()

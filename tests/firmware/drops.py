@@ -1,0 +1,234 @@
+"""Seeded drops on a beam, run through the firmware on the virtual-time board, and what a referee counts.
+
+Each drop is one happening on the beam with its truth: a noise break (0.1-0.5 ms, 0.5-1.0 ms),
+a ball of a width band, a ball whose rim lets light through for 50-500 us somewhere inside it,
+or a burst of 2-4 balls with 6-15 ms of light between them. The firmware's events are matched
+to the drops by time and counted per band: false balls for noise, missed and doubled for balls,
+and each counted ball's width error.
+"""
+
+import bisect
+import json
+import pathlib
+import random
+import subprocess
+import tempfile
+
+from battlement import fwsim
+
+HERE = pathlib.Path(__file__).resolve().parent
+BOARD = HERE / "mp" / "board.py"
+
+PIN = 2
+CUP = {"id": "cup-1", "kind": "beam", "pin": PIN}
+# Bands in the order the reports print them: (name, what, low us, high us)
+BANDS = (
+    ("noise 0.1-0.5 ms", "noise", 100, 500),
+    ("noise 0.5-1.0 ms", "noise", 500, 1000),
+    ("ball 1.0-1.5 ms", "ball", 1000, 1500),
+    ("ball 1.5-5 ms", "ball", 1500, 5000),
+    ("ball 5-30 ms", "ball", 5000, 30000),
+    ("flicker ball 2-30 ms", "flicker", 2000, 30000),
+    ("burst ball 2-30 ms", "burst", 2000, 30000),
+)
+# Where a target applies: the grey zone between noise and balls (0.5-2 ms) is only reported.
+TARGET = {"noise 0.1-0.5 ms", "ball 5-30 ms", "flicker ball 2-30 ms", "burst ball 2-30 ms"}
+MODELS = {
+    "ideal": ("ideal", False),
+    "rp2": ("rp2", False),
+    "rp2 animating": ("rp2", True),
+    "esp32 gc": ("esp32-gc", False),
+    "esp32 gc animating": ("esp32-gc", True),
+}
+
+
+def _ball_width(rng, lo, hi):
+    # Log-uniform: as many narrow balls as wide ones.
+    return int(lo * (hi / lo) ** rng.random())
+
+
+def timeline(n, seed, start=200_000):
+    """n drops; returns (edges [(t, pin, level)], truth [(band, start, end)])."""
+    rng = random.Random(seed)
+    t = start
+    edges = []
+    truth = []
+    weights = (2, 1, 1, 2, 3, 2, 2)
+    for _ in range(n):
+        name, what, lo, hi = rng.choices(BANDS, weights)[0]
+        if what == "noise":
+            w = rng.randint(lo, hi - 1)
+            edges += [(t, PIN, 0), (t + w, PIN, 1)]
+            truth.append((name, t, t + w))
+            t += w
+        elif what == "ball" or what == "flicker":
+            w = _ball_width(rng, lo, hi)
+            if what == "flicker":
+                light = rng.randint(50, 500)
+                at = rng.randint(300, max(301, w - light - 300))
+                edges += [(t, PIN, 0), (t + at, PIN, 1), (t + at + light, PIN, 0), (t + w, PIN, 1)]
+            else:
+                edges += [(t, PIN, 0), (t + w, PIN, 1)]
+            truth.append((name, t, t + w))
+            t += w
+        else:
+            for k in range(rng.randint(2, 4)):
+                if k:
+                    t += rng.randint(6000, 15000)
+                w = _ball_width(rng, lo, hi)
+                edges += [(t, PIN, 0), (t + w, PIN, 1)]
+                truth.append((name, t, t + w))
+                t += w
+        t += rng.randint(20_000, 60_000)
+    return edges, truth
+
+
+def run(code, model, edges, lines=(), leds=0, deaf=(), extra=None, seed=1, timeout=600, log_edges=False):
+    """Run the firmware's sensing loop over the edges; returns (events [(sensor, seq, t, width)], stats)."""
+    cfg = {"board": "bench", "sensors": [CUP], "wdt_ms": 0}
+    if leds:
+        cfg["leds"] = {"pin": 16, "count": leds}
+    cfg.update(extra or {})
+    scen = {"config": cfg, "timeline": [list(e) for e in edges], "lines": list(lines), "deaf": list(deaf), "log_edges": log_edges}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(scen, f)
+        path = f.name
+    try:
+        env = fwsim.micropython_env(code, {"BATTLEMENT_SEED": str(seed)}, model=model)
+        p = subprocess.run(
+            [fwsim.micropython_binary(), "-X", "heapsize=32M", str(BOARD), path],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    finally:
+        pathlib.Path(path).unlink()
+    if p.returncode != 0:
+        raise AssertionError("firmware failed on the %s board (exit %d):\n%s%s" % (model, p.returncode, p.stdout[-3000:], p.stderr))
+    events = []
+    stats = {}
+    for line in p.stdout.splitlines():
+        d = json.loads(line)
+        if "ev" in d:
+            events.append(tuple(d["ev"]))
+        else:
+            stats = d["stats"]
+    return events, stats
+
+
+def animate(leds):
+    """Host frames that set every pixel pulsing: a frame goes out every 40 ms."""
+    from battlement import wire
+
+    return [wire.encode("led", ("bench", 1, "all", "pulse", 0x3060FF, 1200)).decode().strip()] if leds else []
+
+
+def score(truth, events):
+    """Per band: {"n", "none", "one", "double", "errors" [width us]}, and the events that overlap no drop.
+
+    An event belongs to the drop its span [t, t + width] overlaps most (late IRQs shift it a little).
+    """
+    out = {name: {"n": 0, "none": 0, "one": 0, "double": 0, "errors": []} for name, *_ in BANDS}
+    starts = [s for _, s, _ in truth]
+    got = [[] for _ in truth]
+    unmatched = 0
+    for ev in events:
+        t, w = ev[2], ev[3]
+        a, b = t - 200, t + max(w, 0) + 200
+        k = max(0, bisect.bisect_right(starts, a) - 1)
+        best, best_ov = None, 0
+        while k < len(truth) and truth[k][1] <= b:
+            ov = min(b, truth[k][2]) - max(a, truth[k][1])
+            if ov > best_ov:
+                best, best_ov = k, ov
+            k += 1
+        if best is None:
+            unmatched += 1
+        else:
+            got[best].append(ev)
+    for (name, s, e), mine in zip(truth, got):
+        b = out[name]
+        b["n"] += 1
+        if not mine:
+            b["none"] += 1
+        elif len(mine) == 1:
+            b["one"] += 1
+            b["errors"].append(mine[0][3] - (e - s))
+        else:
+            b["double"] += 1
+    return out, unmatched
+
+
+def p99(errors):
+    if not errors:
+        return 0
+    a = sorted(abs(x) for x in errors)
+    return a[min(len(a) - 1, int(0.99 * len(a)))]
+
+
+def wrong(name, b):
+    """Drops the firmware got wrong in a band: false balls for noise, missed + doubled for balls."""
+    if name.startswith("noise"):
+        return b["one"] + b["double"]
+    return b["none"] + b["double"]
+
+
+def inside_gc(stats, s, e):
+    """s..e fell inside one garbage collection (the VM saw none of its edges on time)."""
+    return any(a <= s and e <= b for a, b in stats.get("gc_windows", ()))
+
+
+def hidden(truth, stats):
+    """Indexes of drops a collection hid: the whole drop, or the light before it (its edges all
+    reach the firmware in one burst after the pause, so nothing tells the two balls apart)."""
+    out = set()
+    prev_end = None
+    for i, (name, s, e) in enumerate(truth):
+        if inside_gc(stats, s, e) or (prev_end is not None and inside_gc(stats, prev_end, s)):
+            out.add(i)
+        prev_end = e
+    return out
+
+
+def measured(truth, seen):
+    """From the edges as the detector got them: per band, the dark spells' widths and light gaps inside.
+
+    Returns {band: {"dark": [us per drop], "light": [us of each light inside a drop or between burst balls]}}.
+    """
+    out = {name: {"dark": [], "light": []} for name, *_ in BANDS}
+    seen = sorted(seen)
+    j = 0
+    prev_end = None  # (band, end) of the last burst ball, for the light between burst balls
+    for name, s, e in truth:
+        dark = 0
+        lights = []
+        mine = []
+        while j < len(seen) and seen[j][0] < s - 1000:
+            j += 1
+        k = j
+        while k < len(seen) and seen[k][0] <= e + 2000:
+            mine.append(seen[k])
+            k += 1
+        j = k
+        start = None
+        last_clear = None
+        for t, lv in mine:
+            if lv == 0 and start is None:
+                start = t
+                if last_clear is not None:
+                    lights.append(t - last_clear)
+            elif lv == 1 and start is not None:
+                dark += t - start
+                start = None
+                last_clear = t
+        out[name]["dark"].append(dark)
+        out[name]["light"] += lights
+        if name.startswith("burst") and prev_end is not None and mine:
+            first_break = next((t for t, lv in mine if lv == 0), None)
+            if first_break is not None and s - prev_end[1] < 16000:
+                out[name]["light"].append(first_break - prev_end[0])
+        last = [t for t, lv in mine if lv == 1]
+        prev_end = (last[-1], e) if (name.startswith("burst") and last) else None
+    return out

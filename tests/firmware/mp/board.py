@@ -1,0 +1,104 @@
+# Run the real firmware's sensing loop on the virtual-time board over a timeline of edges.
+# Usage: micropython board.py SCENARIO.json -- prints one JSON line per event, then a stats line.
+# Scenario: {"config", "timeline": [[t_us, pin, level], ...], "until": t_us, "lines": [host frames],
+#            "deaf": [[from_us, to_us], ...] (the host does not read its USB serial then)}
+import json
+import sys
+
+import app
+import hal
+import machine
+import wire
+
+with open(sys.argv[1]) as f:
+    scen = json.load(f)
+machine._apply("freeze")  # only the firmware's work and the timeline move the clock: runs repeat exactly
+a = app.App(scen["config"])
+usb = machine.Cdc(scen.get("deaf") or ())
+for line in scen.get("lines") or ():
+    a.on_line(line.encode() + b"\n")
+log = [] if scen.get("log_edges") else None
+
+
+def _logged(det):
+    edge = det.edge
+
+    def logged(level, t):
+        log.append((t, level))
+        edge(level, t)
+
+    det.edge = logged
+
+
+if log is not None:
+    for det in a.channels:
+        _logged(det)
+machine.schedule(scen["timeline"])
+scen = None
+end = 0
+for t, p, lv in machine._edges:
+    end = max(end, t)
+end += 100000
+
+
+def emit():
+    for frame, is_event in a.take():
+        usb.write(frame)  # the link writes frames as they come; USB-CDC may block
+        if is_event:
+            _, f = wire.decode(frame)
+            print('{"ev":[%s,%d,%d,%d]}' % (json.dumps(f[3]), f[2], f[6], f[7]))
+    if a.seq > a.acked:
+        a.on_line(wire.encode("evack", (a.board, a.boot, a.seq)))
+
+
+def idle():
+    """Nothing in flight: no open ball, no edge waiting, no repair pending."""
+    if a.ring.pending() or not machine.quiet():
+        return False
+    for b in a.channels:
+        if getattr(b, "start", -1) >= 0 or getattr(b, "broken", False) or getattr(b, "odd", -1) >= 0:
+            return False
+    return True
+
+
+def cycle(now_ms):
+    if hasattr(a, "cycle"):
+        a.cycle(now_ms)
+        return
+    # Firmware from before App.cycle (for before/after figures): its loop body.
+    a.sense(hal.ticks_us())
+    if now_ms - a.led_at >= 40:
+        a.led_at = now_ms
+        a.strip.render(now_ms)
+    a.housekeeping(now_ms)
+
+
+# The loop's ms clock is the board's virtual one here (the firmware's own timers started on the real one).
+a.led_at = a.beat_at = a.gc_at = machine.now() // 1000
+
+
+while machine.now() < end:
+    cycle(machine.now() // 1000)
+    emit()
+    machine.advance(1000)  # asyncio.sleep_ms(1): the CPU idles, IRQs come on time
+    # Skip the loop's passes that cannot see anything: up to 3 ms before the next edge, GC or LED frame.
+    nxt = machine.next_due()
+    if nxt is not None and idle():
+        until = nxt - 3000
+        if a.strip.moving or a.strip.dirty:
+            until = min(until, (a.led_at + 40) * 1000)
+        if until > machine.now() + 1000:
+            machine.advance(until - machine.now())
+emit()
+st = dict(machine.stats)
+st["ring_dropped"] = a.ring.ctl[2]
+st["usb_blocked_us"] = usb.blocked_us
+st["usb_dropped"] = usb.dropped
+for s in a.sensors:
+    if s.kind == "beam":
+        st[s.id] = {"balls": s.balls, "glitches": s.beam.glitches, "locked": s.beam.locked}
+        st[s.id]["repaired"] = getattr(s.beam, "repaired", 0)
+st["gc_windows"] = machine.gc_windows
+if log is not None:
+    st["edges_seen"] = log
+print(json.dumps({"stats": st}))
