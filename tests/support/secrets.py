@@ -37,13 +37,13 @@ class Recording(Sound):
         super().__init__("null")
         self.heard: list[str] = []
 
-    def say(self, text):
+    def say(self, text, *priority):
         self.heard.append("say " + text)
-        super().say(text)
+        super().say(text, *priority)
 
-    def cue(self, name):
+    def cue(self, name, *priority):
         self.heard.append("cue " + name)
-        super().cue(name)
+        super().cue(name, *priority)
 
 
 TWO_SETS = "hardware/tables/medieval-pong-2sets.toml"
