@@ -67,25 +67,19 @@ def assert_no_reset(fw):
     assert "machine.reset()" not in log and "Traceback" not in log, log[-2000:]
 
 
-def test_broker_closing_before_connack_three_times_loses_nothing(mosquitto):
+def through_proxy(mosquitto, table, body, refuse=0):
+    """Run body(t, fw, proxy): a firmware board whose link to the broker goes through a fault proxy."""
     proxy = Proxy(mosquitto.port).start()
-    proxy.refuse(3)  # defect: an EOF while waiting for CONNACK reset the board
+    if refuse:
+        proxy.refuse(refuse)
 
     async def main():
-        t = MqttTransport(mosquitto.url, table="faults-1")
+        t = MqttTransport(mosquitto.url, table=table)
         await t.start()
-        fw = board("mqtt://127.0.0.1:%d" % proxy.port, "faults-1")
+        fw = board("mqtt://127.0.0.1:%d" % proxy.port, table)
         try:
             fw.start()
-            drop(fw, 0, 10)  # balls fall while the board cannot get a session: they wait in the outbox
-            hello = await next_of(t, Hello, 15)
-            seen = await events(t, 10)
-            assert_once_in_order(seen, 10)
-            assert seen[0].boot == hello.boot
-            await no_more_events(t)
-            assert proxy.refused == 3 and proxy.accepted == 4
-            assert proxy.closed_by_client == 3, "a refused connection's socket was left open"
-            assert_no_reset(fw)
+            await body(t, fw, proxy)
         finally:
             fw.stop()
             await t.stop()
@@ -94,87 +88,76 @@ def test_broker_closing_before_connack_three_times_loses_nothing(mosquitto):
         asyncio.run(main())
     finally:
         proxy.close()
+
+
+def test_broker_closing_before_connack_three_times_loses_nothing(mosquitto):
+    async def body(t, fw, proxy):
+        drop(fw, 0, 10)  # balls fall while the board cannot get a session: they wait in the outbox
+        hello = await next_of(t, Hello, 15)
+        seen = await events(t, 10)
+        assert_once_in_order(seen, 10)
+        assert seen[0].boot == hello.boot
+        await no_more_events(t)
+        assert proxy.refused == 3 and proxy.accepted == 4
+        assert proxy.closed_by_client == 3, "a refused connection's socket was left open"
+        assert_no_reset(fw)
+
+    through_proxy(mosquitto, "faults-1", body, refuse=3)  # defect: an EOF while waiting for CONNACK reset the board
 
 
 def test_stalled_link_is_dropped_and_the_outbox_resent_once(mosquitto):
-    proxy = Proxy(mosquitto.port).start()
+    async def body(t, fw, proxy):
+        await next_of(t, Hello, 15)
+        drop(fw, 0, 5)
+        seen = await events(t, 5)
+        proxy.stall()  # nothing moves either way, nothing is closed
+        drop(fw, 5, 10)
+        # The PUBACKs never come: the board gives up on the link (status pixel red) and retries.
+        fw.wait_pixels(lambda px: px[0] == (0x40, 0, 0), timeout=10)
+        await asyncio.sleep(1.5)  # retries into the stall time out too
+        proxy.resume()
+        seen += await events(t, 10, timeout=20)
+        assert_once_in_order(seen, 15)
+        await no_more_events(t)
+        fw.wait_pixels(lambda px: px[0] == (0, 0x20, 0), timeout=10)
+        assert proxy.accepted >= 2
+        assert proxy.closed_by_client == proxy.accepted - 1, "a stalled session's socket was left open"
+        assert_no_reset(fw)
 
-    async def main():
-        t = MqttTransport(mosquitto.url, table="faults-2")
-        await t.start()
-        fw = board("mqtt://127.0.0.1:%d" % proxy.port, "faults-2")
-        try:
-            fw.start()
-            await next_of(t, Hello, 15)
-            drop(fw, 0, 5)
-            seen = await events(t, 5)
-            proxy.stall()  # nothing moves either way, nothing is closed
-            drop(fw, 5, 10)
-            # The PUBACKs never come: the board gives up on the link (status pixel red) and retries.
-            fw.wait_pixels(lambda px: px[0] == (0x40, 0, 0), timeout=10)
-            await asyncio.sleep(1.5)  # retries into the stall time out too
-            proxy.resume()
-            seen += await events(t, 10, timeout=20)
-            assert_once_in_order(seen, 15)
-            await no_more_events(t)
-            fw.wait_pixels(lambda px: px[0] == (0, 0x20, 0), timeout=10)
-            assert proxy.accepted >= 2
-            assert proxy.closed_by_client == proxy.accepted - 1, "a stalled session's socket was left open"
-            assert_no_reset(fw)
-        finally:
-            fw.stop()
-            await t.stop()
-
-    try:
-        asyncio.run(main())
-    finally:
-        proxy.close()
+    through_proxy(mosquitto, "faults-2", body)
 
 
 def test_half_open_link_reconnects_and_the_old_will_never_lands_after_online(mosquitto):
-    proxy = Proxy(mosquitto.port).start()
-
-    async def main():
-        t = MqttTransport(mosquitto.url, table="faults-3")
-        await t.start()
-        fw = board("mqtt://127.0.0.1:%d" % proxy.port, "faults-3")
+    async def body(t, fw, proxy):
+        await next_of(t, Hello, 15)
+        drop(fw, 0, 5)
+        seen = await events(t, 5)
+        # Wi-Fi gone without a FIN: the broker still holds the old session, and will not drop it
+        # (and publish its will) until 1.5 keepalives of silence have passed.
+        proxy.blackhole()
+        drop(fw, 5, 5)
+        seen += await events(t, 5, timeout=20)  # reconnected through a fresh connection
+        assert_once_in_order(seen, 10)
+        assert t.online["plingpong-1"] is True
+        # Past the moment the broker would have timed the old session out: the stable client id
+        # made the new session take it over, so no stale 'offline' lands after 'online'.
+        await asyncio.sleep(3.5)
+        assert t.online["plingpong-1"] is True, "the old session's will said offline after online"
+        late = MqttTransport(mosquitto.url, table="faults-3")  # a newcomer reads the retained status
+        await late.start()
         try:
-            fw.start()
-            await next_of(t, Hello, 15)
-            drop(fw, 0, 5)
-            seen = await events(t, 5)
-            # Wi-Fi gone without a FIN: the broker still holds the old session, and will not drop it
-            # (and publish its will) until 1.5 keepalives of silence have passed.
-            proxy.blackhole()
-            drop(fw, 5, 5)
-            seen += await events(t, 5, timeout=20)  # reconnected through a fresh connection
-            assert_once_in_order(seen, 10)
-            assert t.online["plingpong-1"] is True
-            # Past the moment the broker would have timed the old session out: the stable client id
-            # made the new session take it over, so no stale 'offline' lands after 'online'.
-            await asyncio.sleep(3.5)
-            assert t.online["plingpong-1"] is True, "the old session's will said offline after online"
-            late = MqttTransport(mosquitto.url, table="faults-3")  # a newcomer reads the retained status
-            await late.start()
-            try:
-                for _ in range(50):
-                    if "plingpong-1" in late.online:
-                        break
-                    await asyncio.sleep(0.05)
-                assert late.online.get("plingpong-1") is True
-            finally:
-                await late.stop()
-            await no_more_events(t, 0.2)
-            assert proxy.closed_by_client == proxy.accepted - 1, "the half-open session's socket was left open"
-            assert_no_reset(fw)
+            for _ in range(50):
+                if "plingpong-1" in late.online:
+                    break
+                await asyncio.sleep(0.05)
+            assert late.online.get("plingpong-1") is True
         finally:
-            fw.stop()
-            await t.stop()
+            await late.stop()
+        await no_more_events(t, 0.2)
+        assert proxy.closed_by_client == proxy.accepted - 1, "the half-open session's socket was left open"
+        assert_no_reset(fw)
 
-    try:
-        asyncio.run(main())
-    finally:
-        proxy.close()
+    through_proxy(mosquitto, "faults-3", body)
 
 
 def test_tls_with_the_ca_from_the_config(tmp_path):
