@@ -378,6 +378,10 @@ class Bridge:
             "notes": self.notes[-20:],
         }
 
+    def resume_previous(self, table: str) -> dict:
+        """The host page's "Resume the previous game"."""
+        return self.sessions[table].resume_previous()
+
     def sensor_press(self, table: str, inp: dict) -> dict:
         """A page's sensor button: the simulated board reports it, so it travels the real path."""
         s = self.sessions[table]

@@ -28,6 +28,10 @@ class Table(TableAdapter):
     def objects(self, options):
         return {name: "presence" for name in self.rules.NAMES}
 
+    def in_move(self, state):
+        """Lifted and not yet put down: the lift and the place are one move (and one undo)."""
+        return state.get("hand") is not None
+
     def sense(self, state, obj, kind, value, at):
         return [{"t": "cell", "cell": obj, "occupied": bool(value)}]
 

@@ -332,10 +332,10 @@ def create_app(bridge) -> Starlette:
         if action == "undo":
             return s.undo()
         if action == "pause":
-            s.paused = bool(msg.get("paused", not s.paused))
-            s._note("Game paused: sensors are ignored." if s.paused else "Game resumed.")
-            s._changed()
+            s.pause(bool(msg.get("paused", not s.paused)))
             return {"ok": True, "message": ""}
+        if action == "resume-previous":
+            return bridge.resume_previous(s.table)
         if action == "sound":
             volume = msg.get("volume")
             if volume is not None and (not isinstance(volume, int) or not 0 <= volume <= 200):
