@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import dataclasses
 import errno
 import functools
 import logging
@@ -25,6 +26,7 @@ import traceback
 
 import shared_rules
 from battlement import keys as boardkeys
+from battlement import tables
 from battlement import logs, onboarding
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
@@ -34,13 +36,14 @@ from battlement.session import Session
 from battlement.sim import Simulator
 from battlement.sound import Sound
 from battlement.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
-from battlement.tables import TableMap, for_game, load
+from battlement.tables import TableMap, default_path, for_game, load
 from battlement.tokens import HOST_CODE_MIN, new_code
 from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
 
 log = logging.getLogger("battlement.bridge")
 
+NO_SENSORS = "(no sensors)"  # the path of a board-less map (tables.for_game)
 DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
@@ -107,7 +110,11 @@ class Bridge:
     async def start(self) -> None:
         from battlement.transport import MqttTransport, SerialTransport
 
-        for table, tmap in self.tmaps.items():
+        for table, tmap in list(self.tmaps.items()):
+            # a simulated table switched to another game before a restart opens with that game
+            g = self.journal.open_game(table) if self.switchable(table) else None
+            if g is not None and g["game"] != tmap.game and g["game"] in self.games():
+                self.tmaps[table] = tmap = self._map_for(table, g["game"])
             self.sessions[table] = Session(tmap, self.journal, self.sound, self._sender(), self.throw_timeout)
         ports = list(self.serial)
         keys = {table: boardkeys.load(boardkeys.path_for(tmap.path)) for table, tmap in self.tmaps.items()}
@@ -378,9 +385,79 @@ class Bridge:
             "notes": self.notes[-20:],
         }
 
+    # --- the game a table plays ----------------------------------------------------------
+
+    def switchable(self, table: str) -> bool:
+        """Can the host page switch this table's game? A simulated table on its game's shipped map: its
+        boards are made from the map, so they can be made again for another game. A real table's
+        boards are built for its one game."""
+        tmap = self.tmaps[table]
+        return self.simulate and not self.mqtt and tmap.path in (default_path(tmap.game), NO_SENSORS)
+
+    @staticmethod
+    def games() -> list[str]:
+        return [g for g in shared_rules.GAMES if os.path.exists(default_path(g)) or not tables.game_objects(g)]
+
+    def games_for(self, table: str) -> list[dict]:
+        """The games the host page offers for this table ([] when its game cannot be switched)."""
+        if not self.switchable(table):
+            return []
+        return [{"name": g, "title": shared_rules.load(g).TITLE} for g in self.games()]
+
+    def _map_for(self, table: str, game: str) -> TableMap:
+        return dataclasses.replace(for_game(game), table=table)
+
+    def new_game(self, table: str, game: str | None, options: dict, seed: int | None = None) -> None:
+        """The host page's new game: of this table's game, or of another one on a switchable table."""
+        s = self.sessions[table]
+        if game and game != s.tmap.game:
+            if not self.switchable(table):
+                raise UserError("table %s is built for %s (%s): its boards sense that game only"
+                                % (table, s.tmap.game, s.tmap.path))
+            if game not in self.games():
+                raise UserError("unknown game %r (games: %s)" % (game, ", ".join(self.games())))
+            self._switch(table, game)
+        s.new_game(game, options, seed)
+
     def resume_previous(self, table: str) -> dict:
-        """The host page's "Resume the previous game"."""
-        return self.sessions[table].resume_previous()
+        """The host page's "Resume the previous game" (switching back to its game when it was another)."""
+        s = self.sessions[table]
+        prev = self.journal.previous_game(table, s.game_id)
+        if prev is not None and prev["game"] != s.tmap.game and self.switchable(table) and prev["game"] in self.games():
+            self._switch(table, prev["game"])  # sets the game in progress aside
+        return s.resume_previous(prev)
+
+    def _switch(self, table: str, game: str) -> None:
+        """New simulated boards for the game: the old ones' ports closed, the new ones' opened."""
+        from battlement.transport import SerialTransport
+
+        tmap = self._map_for(table, game)
+        old = self.sims.pop(table, None)
+        serial = next((t for t in self.transports if isinstance(t, SerialTransport)), None)
+        if old is not None:
+            old.close()
+            for port in old.ports:
+                if serial is not None:
+                    serial.remove_port(port)
+        self.tmaps[table] = tmap
+        for key in [k for k in self._shown if k[0] == table]:
+            del self._shown[key]
+        for key in [k for k in self.beats if k[0] == table]:
+            del self.beats[key]
+        self.sessions[table].switch(tmap)
+        keys = boardkeys.load(boardkeys.path_for(tmap.path)) if boardkeys.serial_signing(tmap.path) else {}
+        sim = Simulator(tmap, None, None, None, False, None, keys)
+        if serial is not None:
+            for board, key in keys.items():
+                serial.keys[(None, board)] = key
+            serial.signed = bool(serial.keys)
+        self.sims[table] = sim
+        if sim.ports and serial is None:
+            raise UserError("cannot switch to %s: this bridge has no serial transport for its boards" % game)
+        for port in sim.ports:
+            serial.add_port(port)
+        sim.start()
+        log.info("table %s now plays %s", table, game)
 
     def sensor_press(self, table: str, inp: dict) -> dict:
         """A page's sensor button: the simulated board reports it, so it travels the real path."""

@@ -74,6 +74,7 @@ class Session:
         self.match: Match
         self.game_id = 0
         self.codes: dict[str, str] = {}
+        self._note_id = int(time.time() * 1000)  # notices are numbered on from here, also across restarts
         self._n = 0  # the input being applied: the notices it makes carry its number (undo marks them)
         self.previous: dict | None = None  # the game a new one set aside, which can be taken up again
         if not self.resume():
@@ -89,6 +90,10 @@ class Session:
         try:
             mod = shared_rules.load(g["game"])
         except KeyError:
+            mod = None
+        if mod is None or g["game"] != self.tmap.game:  # this table is built for another game now
+            self.journal.finish(g["id"], None, "abandoned after %d inputs (the table plays %s)" % (
+                len(g["inputs"]), self.tmap.game))
             return False
         self.match = Match(mod, g["options"], g["seed"])
         self.game_id, self.codes = g["id"], g["codes"]
@@ -103,10 +108,10 @@ class Session:
         self._relight()
         return True
 
-    def resume_previous(self) -> dict:
+    def resume_previous(self, prev: dict | None = None) -> dict:
         """Take up again the game the last new game set aside; the one in progress is set aside in turn
         (so a second "resume" goes back to it). Nothing is lost either way: both stay in the journal."""
-        prev = self.journal.previous_game(self.table, self.game_id)
+        prev = prev or self.journal.previous_game(self.table, self.game_id)
         if prev is None:
             return {"ok": False, "message": "there is no earlier game on this table to take up again"}
         if prev["game"] != self.tmap.game:
@@ -160,6 +165,17 @@ class Session:
         self._note("New game of %s." % mod.TITLE)
         self._relight()
         self._changed()
+
+    def switch(self, tmap: TableMap) -> None:
+        """The table plays another game from now on (a simulated table, whose boards are made for the
+        game): the game's own adapter, router and lights. The game in progress is set aside."""
+        self._set_aside()
+        self.tmap = tmap
+        self.adapter = adapter_for(shared_rules.load(tmap.game), fresh=True)
+        self.router = Router(tmap, self.adapter)
+        self.effects = Effects(tmap, self.adapter)
+        self.lit, self._drawn, self._touched = {}, None, set()
+        self.game_id = 0  # set aside above: the next new game or resume opens its own
 
     def _unsensed(self, game: str, options: dict) -> list[str]:
         """The objects a game with these options needs that the table map gives no sensor ([]: a map with none
@@ -455,14 +471,15 @@ class Session:
         for key in sorted(progress):
             self.journal.set_progress(self.table, key, progress[key])
         self.between = None
-        self._note(said)
+        self._note(said, kind="say")
         self.sound.say(said)
         self._changed()
         return {"ok": True, "message": "", "n": 0}
 
     def _note(self, text: str, kind: str = "info") -> None:
         log.log(logging.INFO if kind in ("info", "say") else logging.WARNING, "%s: %s", self.table, text)
-        note = {"kind": kind, "text": text}
+        self._note_id += 1
+        note = {"kind": kind, "text": text, "id": self._note_id}  # id: a scoreboard speaks each once
         if self._n:
             note["n"] = self._n  # the input that made it (undo marks it undone)
         self.notices.append(note)

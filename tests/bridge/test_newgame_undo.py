@@ -100,3 +100,56 @@ def test_a_sensor_changed_while_paused_is_said_and_counted(tmp_path):
             s.pause(False)
             assert s.for_host()["paused_sensed"] is None
     asyncio.run(go())
+
+
+def test_the_simulated_table_switches_game_and_back_and_a_restart_keeps_the_switch(tmp_path):
+    from battlement.bridge import Bridge
+    from battlement.errors import UserError
+
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            assert "plingpong" in [g["name"] for g in b.games_for("ringo")]
+            move(s, "b5", "b4")
+            ringo_view = s.match.view()
+            b.new_game("ringo", "plingpong", {})
+            assert s.match.game.NAME == "plingpong" and s.tmap.game == "plingpong"
+            new = b.sims["ringo"]
+            assert new is not sim and set(new.boards) == set(s.tmap.boards)
+            serial = b.transports[0]
+            await until(lambda: set(serial.boards) == set(new.boards), what="the new boards' hellos")
+            assert s.for_host()["previous"]["title"] == "Ringo"
+            obj = sorted(s.tmap.objects)[0]
+            new.press(obj, 1)  # a sensor of the new game's boards reaches the new game
+            await until(lambda: s.counters["events"] >= 1, what="a plingpong sensor event")
+        async with ringo_bridge_again(tmp_path / "j.sqlite") as (b, s):
+            assert s.match.game.NAME == "plingpong"  # the restart opens the game the table was switched to
+            assert b.resume_previous("ringo")["ok"]
+            assert s.tmap.game == "ringo" and s.match.view() == ringo_view
+            await until(lambda: set(b.transports[0].boards) == set(b.sims["ringo"].boards), what="ringo boards back")
+        real = Bridge([tables.load(tables.default_path("ringo"))], str(tmp_path / "k.sqlite"), serial=["/dev/null-x"])
+        real.tmaps["ringo"].path = "hardware/tables/my-own-ringo.toml"
+        assert real.games_for("ringo") == []
+        try:
+            real.sessions = {"ringo": ringo_session(tmp_path, "k2.sqlite")}
+            real.new_game("ringo", "plingpong", {})
+            raise AssertionError("a real table switched game")
+        except UserError as e:
+            assert "built for ringo" in str(e)
+        real.journal.close()
+    asyncio.run(go())
+
+
+def ringo_bridge_again(journal):
+    import contextlib
+
+    from battlement.bridge import Bridge
+
+    @contextlib.asynccontextmanager
+    async def cm():
+        b = Bridge([tables.for_game("ringo")], str(journal), simulate=True)
+        await b.start()
+        try:
+            yield b, b.sessions["ringo"]
+        finally:
+            await b.stop()
+    return cm()

@@ -218,7 +218,8 @@ def create_app(bridge) -> Starlette:
             if role == "host":
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
-                                  "simulated": s.table in bridge.sims, "health": bridge.health()}
+                                  "simulated": s.table in bridge.sims, "health": bridge.health(),
+                                  "games": bridge.games_for(s.table)}
                 data["sound"] = bridge.sound.status()
             elif role == "side":
                 data = s.for_side(side)
@@ -348,7 +349,7 @@ def create_app(bridge) -> Starlette:
             if not isinstance(options, dict):
                 raise UserError("new game: options are an object of option names and values, e.g. {\"sets\": 2}; got %r"
                                 % (options,))
-            s.new_game(msg.get("game") or None, options, msg.get("seed"))
+            bridge.new_game(s.table, msg.get("game") or None, options, msg.get("seed"))
             return {"ok": True, "message": ""}
         raise UserError("unknown action %r" % (action,))
 
