@@ -28,11 +28,12 @@ import shared_rules
 from battlement import keys as boardkeys
 from battlement import tables
 from battlement import logs, onboarding
+from battlement.boardhealth import BoardWatch, link_summary
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
 from battlement.metrics import Metrics
-from battlement.session import Session
+from battlement.session import Session, shown_path
 from battlement.sim import Simulator
 from battlement.sound import Sound
 from battlement.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
@@ -48,6 +49,7 @@ DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
 TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
 
@@ -97,6 +99,8 @@ class Bridge:
         self.names: dict[int, str] = {}  # id(transport) -> its name for people ("serial", "mqtt <url>")
         self.rejected: dict[str, collections.deque] = {}  # transport name -> last rejected frames
         self.beats: dict[tuple, dict] = {}  # (table, board) -> its last heartbeat (outbox, dropped...)
+        self.watch = BoardWatch()  # each board's last hello, each sensor's last trigger and beam widths
+        self._links: dict[str, dict] = {}  # table -> boards online, as the pages were last told
         self.web_counters: dict[str, int] = {}  # the web app's: wrong codes, rate-limited, websocket junk
         self.onboarding: dict = {}  # addresses, port, mDNS state: set by serve() once the page is up
         self.led_sent = None  # hook(led, t_sent) for the benchmark
@@ -279,10 +283,15 @@ class Bridge:
                        % (msg.board, " (table %s)" % msg.table if msg.table else ""))
             return
         if isinstance(msg, Event):
+            self.watch.event(table, msg)
             self.sessions[table].sensed(msg)
         elif isinstance(msg, Hello):
             tmap = self.tmaps[table]
-            if msg.board in tmap.boards:
+            self.watch.hello(table, msg)
+            if msg.board not in tmap.boards:
+                self._note("board %s said hello on table %s, but %s lists no board %s"
+                           % (msg.board, table, shown_path(tmap.path), msg.board))
+            else:
                 missing = sorted(s for s in tmap.sensors_of(msg.board) if s not in msg.sensors)
                 if missing:
                     self._note("board %s has no sensor(s) %s that %s maps" % (msg.board, ", ".join(missing), tmap.path))
@@ -338,6 +347,7 @@ class Bridge:
         says a timeout stands for (a miss, a shot that is over; undo corrects it)."""
         while True:
             await asyncio.sleep(0.5)
+            self._watch_links()
             for s in self.sessions.values():
                 s.apply_due()  # a timing rule's held input whose timer was lost
                 if s.timed_out():
@@ -382,8 +392,44 @@ class Bridge:
             "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},
             "tables": {table: dict(s.counters) for table, s in self.sessions.items()},
             "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
+            "board_health": self.board_health(),
             "notes": self.notes[-20:],
         }
+
+    def board_health(self) -> dict:
+        return self.watch.report(self.tmaps, self.transports, self.names, self.beats)
+
+    def link_of(self, table: str) -> dict:
+        """How many of the table's boards are online (every page shows it beside "live")."""
+        if table not in self._links:
+            self._links[table] = link_summary(self.board_health(), table)
+        return self._links[table]
+
+    def _watch_links(self) -> None:
+        """A board going offline or coming back changes no game: tell the pages all the same."""
+        report = self.board_health()
+        for table, s in self.sessions.items():
+            now = link_summary(report, table)
+            if self._links.get(table) != now:  # (the transport notes which board went offline)
+                self._links[table] = now
+                s._changed()
+
+    def led_test(self, table: str, board: str) -> dict:
+        """The health section's LED test: the board's lights blink white for a moment through the normal
+        LED path, then show the game again."""
+        tmap = self.tmaps[table]
+        if board not in tmap.boards:
+            return {"ok": False, "message": "table %s has no board %r" % (table, board)}
+        targets = sorted({o.led for o in tmap.objects.values() if o.led_board == board and o.led})
+        if not targets:
+            return {"ok": False, "message": "board %s has no lights on %s" % (board, shown_path(tmap.path))}
+        s = self.sessions[table]
+        for target in targets:
+            s.send(Led(board, target, "blink", 0xFFFFFF, 300, table))
+        self._note("LED test: board %s blinks its %d light%s for %.0f s" % (
+            board, len(targets), "" if len(targets) == 1 else "s", LED_TEST_SECONDS))
+        asyncio.get_running_loop().call_later(LED_TEST_SECONDS, s.forget_board, board)  # the game's lights back
+        return {"ok": True, "message": "", "lights": len(targets)}
 
     # --- the game a table plays ----------------------------------------------------------
 
@@ -444,6 +490,7 @@ class Bridge:
             del self._shown[key]
         for key in [k for k in self.beats if k[0] == table]:
             del self.beats[key]
+        self.watch.forget(table)
         self.sessions[table].switch(tmap)
         keys = boardkeys.load(boardkeys.path_for(tmap.path)) if boardkeys.serial_signing(tmap.path) else {}
         sim = Simulator(tmap, None, None, None, False, None, keys)

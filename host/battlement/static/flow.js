@@ -141,12 +141,24 @@
     };
   }
 
+  // --- "live" only when the table is: the bridge answering is not enough if its boards are gone ------
+  function linkStatus(m) {
+    const l = m.link, st = $("status");
+    if (!l || !l.boards || !st || body.classList.contains("offline")) return;
+    const down = l.boards - l.online;
+    st.textContent = !down ? "live" : l.online === 0 ?
+      "bridge live, but no board of the table is online (" + l.boards + " boards)" :
+      "live; " + down + " of " + l.boards + " boards not online" + (l.offline.length ? " (" + l.offline.join(", ") + ")" : "");
+    st.classList.toggle("boards-down", down > 0);
+  }
+
   const draw = role === "host" ? hostFlow() : null;
   const speak = role === "public" ? scoreboardSpeech() : null;
   window.addEventListener("battlement:message", (ev) => {
     const m = ev.detail || {};
     if (m.type !== "state") return;
     last = m;
+    linkStatus(m);
     markUndone(m);
     if (draw) draw(m);
     if (speak) speak(m);

@@ -225,6 +225,7 @@ def create_app(bridge) -> Starlette:
                 data = s.for_side(side)
             else:
                 data = s.public()
+            data["link"] = bridge.link_of(s.table)  # boards online: no page says "live" with every board gone
             data["type"] = "state"
             return data
 
@@ -335,6 +336,8 @@ def create_app(bridge) -> Starlette:
         if action == "pause":
             s.pause(bool(msg.get("paused", not s.paused)))
             return {"ok": True, "message": ""}
+        if action == "led-test":
+            return bridge.led_test(s.table, str(msg.get("board", "")))
         if action == "resume-previous":
             return bridge.resume_previous(s.table)
         if action == "sound":
