@@ -592,6 +592,9 @@ async def serve(args) -> int:
     if hint:
         print("  note:       " + hint)
     print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))
+    if sys.stdout.isatty() and not getattr(args, "quiet", False):  # a log file or a service gets no drawing
+        print("  the scoreboard, for a phone's camera (%s/):" % base)
+        print(onboarding.terminal_qr(base + "/"), end="")
     print("  ready in %.2f s; Ctrl-C stops (the game resumes on the next start)" % (time.monotonic() - t0))
     sys.stdout.flush()
     try:
@@ -664,6 +667,9 @@ def register(sub) -> None:
     p.add_argument("--mdns", action=argparse.BooleanOptionalAction, default=True,
                    help="announce battlement.local over mDNS when serving beyond this machine (default on; "
                         "--no-mdns for a second bridge on the same network)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no QR code of the scoreboard in the terminal at start-up (it is left out anyway when "
+                        "the output is not a terminal)")
     logs.add_arguments(p)
     p.set_defaults(func=run)
 
