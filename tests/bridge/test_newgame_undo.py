@@ -46,6 +46,7 @@ def test_undo_of_a_piece_still_lifted_takes_the_lift_only(tmp_path):
     assert s.apply({"t": "cell", "cell": "a1", "occupied": False}, "sensor a1")["ok"]  # defenders lift, no place yet
     assert s.undo()["undone"] == 1
     assert s.match.state["hand"] is None and s.match.view()["cells"].get("b4") == "attackers"
+    assert s.notices[-1]["text"] == "Undid: a piece lifted from a1."
 
 
 def test_new_game_sets_the_old_aside_and_resume_takes_it_up_again_also_after_a_restart(tmp_path):

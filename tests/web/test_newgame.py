@@ -84,6 +84,9 @@ def test_one_move_is_one_undo_and_stays_in_the_log_marked_undone(bridge_process,
 def test_the_simulated_table_switches_game_from_the_host_page(bridge_process, browser):
     b = bridge_process("--simulate", "--game", "ringo")
     page = host_page(browser, b)
+    score = browser.new_page()
+    score.goto(b.url + "/")
+    score.wait_for_selector("#turn:not(:empty)")
     page.wait_for_selector("#game-switch option[value='plingpong']", state="attached")
     page.select_option("#game-switch", "plingpong")
     assert page.inner_text("#new") == "Switch game..."
@@ -94,6 +97,8 @@ def test_the_simulated_table_switches_game_from_the_host_page(bridge_process, br
     page.locator("#notices li", has_text="New game of PlingPong.").wait_for()
     page.locator("#resume-previous", has_text="Ringo").wait_for()
     assert page.locator("#sensors button.sense").count() > 0  # the new game's sensors, on new simulated boards
+    score.wait_for_selector("script[src='/games/plingpong.js']", state="attached")  # the scoreboard reloaded
+    score.wait_for_selector("#title:has-text('PlingPong')")
 
 
 def test_the_scoreboard_speaks_exactly_the_public_announcements_in_order(bridge_process, browser):

@@ -157,6 +157,9 @@
   window.addEventListener("battlement:message", (ev) => {
     const m = ev.detail || {};
     if (m.type !== "state") return;
+    // the table switched game: this page's board script is the old game's; the new one comes with a reload
+    const board = document.querySelector("script[src^='/games/']");
+    if (board && m.game && board.getAttribute("src") !== "/games/" + m.game + ".js") { location.reload(); return; }
     last = m;
     linkStatus(m);
     markUndone(m);
