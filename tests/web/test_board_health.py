@@ -40,8 +40,11 @@ def test_boards_online_then_offline_on_the_host_page_the_scoreboard_and_the_moni
         host = browser.new_page(viewport={"width": 1280, "height": 1000})
         host.goto(b.url + "/host?code=" + b.host_code)
         card = host.locator("#health .board-card[data-board='red-kingdom']")
-        host.locator("#health .board-card[data-board='red-kingdom'][data-state='online']").wait_for(timeout=20_000)
-        host.locator("#health .board-card[data-board='blue-kingdom'][data-state='online']").wait_for()
+        host.locator("#health .board-card[data-board='red-kingdom'][data-state='online']").wait_for(timeout=20_000,
+                                                                                                  state="attached")
+        host.locator("#health .board-card[data-board='blue-kingdom'][data-state='online']").wait_for(state="attached")
+        host.locator("#health .boards-fold:not([open])").wait_for()  # folded while all is well
+        host.locator("#health .boards-fold > summary").click()
         assert "firmware sim-1" in card.locator(".board-hello").inner_text()
         beam = card.locator("li[data-sensor='tower-a1']")
         beam.locator("svg.width-plot circle").nth(2).wait_for(timeout=15_000)  # three breaks plotted
@@ -66,6 +69,7 @@ def test_boards_online_then_offline_on_the_host_page_the_scoreboard_and_the_moni
         sim.wait(10)
         host.locator("#health .board-card[data-board='red-kingdom'][data-state='offline']").wait_for(timeout=20_000)
         host.locator("#health .board-card[data-board='blue-kingdom'][data-state='offline']").wait_for()
+        host.locator("#health .boards-fold[open]").wait_for()
         assert "OFFLINE" in card.locator(".board-state").inner_text()
         assert not card.locator(".led-test").is_enabled()
         assert "2 of 2 boards not online" in host.inner_text("#health-summary")

@@ -89,6 +89,7 @@
   const log = document.getElementById("log");
   if (main) main.insertBefore(section, log || null);
 
+  let boardsOpen = null, wasDown = false;  // the host's own choice to fold or open the boards wins
   function render(h) {
     const tasks = h.tasks || [];
     const troubled = tasks.filter((t) => t.restarts || t.state !== "running");
@@ -128,8 +129,15 @@
     summary.textContent = words.join(" ");
     if (down.length || (bh.unknown || []).length) summary.className = "health-summary warn";
     if (cards.length || (bh.unknown || []).length) {
-      add(details, "h3", "Boards");
-      boardCards(add(details, "div", undefined, "board-cards"), bh);
+      // folded while every board is well (the page stays short on a phone), open when one is not
+      const fold = add(details, "details", undefined, "boards-fold");
+      fold.open = boardsOpen === null ? down.length > 0 || (bh.unknown || []).length > 0 : boardsOpen;
+      if (down.length && !wasDown) fold.open = true;
+      wasDown = down.length > 0;
+      const head = add(fold, "summary", "Boards: " + (cards.length - down.length) + " of " + cards.length + " online" +
+        ((bh.unknown || []).length ? ", " + bh.unknown.length + " unknown" : ""));
+      head.onclick = () => { boardsOpen = !fold.open; };  // the host's click, not a redraw's
+      boardCards(add(fold, "div", undefined, "board-cards"), bh);
     }
     if (boards.length) {
       add(details, "h3", "Boards (last heartbeat)");
