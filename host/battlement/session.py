@@ -74,7 +74,9 @@ class Session:
         self.match: Match
         self.game_id = 0
         self.codes: dict[str, str] = {}
-        self._note_id = int(time.time() * 1000)  # notices are numbered on from here, also across restarts
+        # Notices are numbered (a scoreboard that speaks says each once); the same game gives the same
+        # numbers, so what a page receives depends on the game alone. A restart numbers from 0 again.
+        self._note_id = 0
         self._n = 0  # the input being applied: the notices it makes carry its number (undo marks them)
         self.previous: dict | None = None  # the game a new one set aside, which can be taken up again
         if not self.resume():
@@ -319,8 +321,8 @@ class Session:
 
     def undo(self) -> dict:
         """Take back the last physical move: its inputs back to the last moment no move was under way
-        (a Ringo move is a lift and a place: one undo). They stay in the journal, marked undone, and
-        the notices they made stay in the log, marked undone."""
+        (a piece lifted and put down: one undo). They stay in the journal, marked undone, and the
+        notices they made stay in the log, marked undone."""
         undone: list[tuple[int, dict]] = []
         while self.match.inputs:
             last = self.journal.undo_last(self.game_id)
