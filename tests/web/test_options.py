@@ -111,6 +111,7 @@ def test_new_pong_game_with_a_scenario_and_blue_first(bridge_process, browser, s
     host.select_option("#opt-sets", label="1")
     host.fill("#opt-unlocked", "wizard")
     host.locator("#opt-unlocked").press("Enter")
+    host.locator("#new-yes").click()  # Enter in the form asks first too
     host.wait_for_selector("#new-result >> text='wizard' is not an alternative character")
 
     # the game in progress is the same game, blue still to throw, nothing abandoned
