@@ -30,7 +30,6 @@ from urllib.parse import unquote, urlsplit
 import gmqtt
 from gmqtt.mqtt.constants import MQTTv50, MQTTv311
 from gmqtt.mqtt.handler import MQTTConnectError
-from paho.mqtt.client import topic_matches_sub
 
 from battlement.errors import UserError
 from battlement.transport.base import PING_EVERY, NoRoute, Transport
@@ -223,11 +222,12 @@ class MqttTransport(Transport):
             self._client.subscribe(gmqtt.Subscription(topic_filter, qos=1))
 
     def publish_raw(self, topic_name: str, payload: bytes, qos: int = 0, retain: bool = False) -> bool:
-        """Publish as is (no expiry); False if it could not go now (the link is down)."""
-        if not self._up or self._client is None:
+        """Publish outside the boards' protocol (no expiry). QoS 1 is kept across a reconnect; False: not sent now."""
+        c = self._client
+        if c is None or not (qos or self._up):
             return False
-        self._client.send(topic_name, payload, qos, retain, None)
-        return True
+        c.send(topic_name, payload, qos, retain, None)
+        return self._up
 
     # --- the connection ---------------------------------------------------------------------
 
@@ -291,12 +291,13 @@ class MqttTransport(Transport):
                 self._settled.set()  # from now on no board message is missed
                 if self.connects > 1:  # what boards sent while we were away went nowhere: resync them
                     self._resync(list(self._unsynced), None)
-                for hook in list(self.on_connected):
+                for fn in list(self.on_connected):
                     try:
-                        hook()
-                    except Exception as e:  # noqa: BLE001 -- one hook must not cost the link
-                        self._count("handler-errors")
-                        self._note("mqtt %s: on_connected %r failed: %s" % (self.url, hook, e))
+                        fn()
+                    except Exception as e:  # noqa: BLE001 -- a hook's failure must not cost the boards their link
+                        self._count("hook-errors")
+                        self._note("mqtt %s: after connecting, %s failed: %s: %s"
+                                   % (self.url, getattr(fn, "__qualname__", fn), type(e).__name__, e))
                 c.drain()
                 delay = RECONNECT_MIN
                 reason = await lost
@@ -330,9 +331,11 @@ class MqttTransport(Transport):
         c.subscriptions = []  # gmqtt matches SUBACKs against this list: this connection's filters only
         c.subscribe([gmqtt.Subscription(f, qos=1) for f in filters])
         granted = await self._answer(self._suback, lost, "SUBSCRIBE", c, version)
-        refused = [f for f, q in zip(filters, granted) if q >= 0x80]
-        if refused:
-            raise Refused("subscription to %s refused (check the broker's ACL)" % ", ".join(refused))
+        if any(q >= 0x80 for q in granted[:2]):
+            raise Refused("subscription to %s* refused (check the broker's ACL)" % sub)
+        for f, q in zip(filters[2:], granted[2:]):
+            if q >= 0x80:  # the boards still play; only what came with this filter is missing
+                self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, f))
         return lost
 
     async def _answer(self, what, lost: asyncio.Future, name: str, c: _Client, version: int):
@@ -390,14 +393,14 @@ class MqttTransport(Transport):
         except KeyError:
             if len(self._matched) >= TOPICS_MATCHED:
                 self._matched.clear()
-            callbacks = self._matched[name] = [cb for f, cbs in self._extra.items() if topic_matches_sub(f, name)
+            callbacks = self._matched[name] = [cb for f, cbs in self._extra.items() if topic_matches(f, name)
                                                for cb in cbs]
         for cb in callbacks:
             try:
                 cb(name, payload)
             except Exception as e:  # noqa: BLE001 -- a hook's failure is counted, the link goes on
-                self.counters["handler-errors"] += 1
-                self._note("mqtt: handler for %s failed: %s" % (name, e))
+                self._count("hook-errors")
+                self._note("mqtt %s: handling %s failed: %s: %s" % (self.url, name, type(e).__name__, e))
         return bool(callbacks)
 
     def _on_message(self, name: str, payload: bytes) -> None:
@@ -475,6 +478,17 @@ async def _hang_up(c: _Client, **properties) -> None:
             await asyncio.wait_for(conn.close(), 2)
     except (OSError, TimeoutError, ConnectionError):
         pass
+
+
+def topic_matches(filter: str, name: str) -> bool:
+    """MQTT filter matching: '+' is one level, '#' the rest (and the level above it)."""
+    f, n = filter.split("/"), name.split("/")
+    for i, part in enumerate(f):
+        if part == "#":
+            return True
+        if i >= len(n) or (part != "+" and part != n[i]):
+            return False
+    return len(f) == len(n)
 
 
 def _parse_topic(name: str) -> tuple[str, str, str] | None:
