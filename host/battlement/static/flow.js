@@ -99,8 +99,10 @@
       }
       switcher.hidden = games.length < 2;
       const p = s.previous;
-      resume.hidden = !p;
-      resume.textContent = p ? "Resume the previous game (" + p.title + ", " + p.summary + ")" : "Resume the previous game";
+      resume.hidden = !p || (!p.here && games.length < 2);  // another game: only where the table can switch
+      resume.textContent = p ? "Resume the previous game (" + p.title + ", " + p.summary + ", started " +
+        new Date(p.started * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }) + ")" :
+        "Resume the previous game";
       const ps = s.paused_sensed;
       paused.textContent = s.paused ? (ps ? "Paused: " + ps.count + " sensor change" + (ps.count === 1 ? "" : "s") +
         " not played (the last at " + ps.object + "). Put the table back as the game has it, then Resume." :
