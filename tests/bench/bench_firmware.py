@@ -95,7 +95,7 @@ def throughput(code):
     )
 
 
-CHUNK = 2000  # drops per MicroPython run: a long timeline makes the unix port's own GC crawl
+CHUNK = 500  # drops per MicroPython run: past ~1,000 the unix port's own GC crawls (2,000 took 90 s to 15 min and once ran out of its 32 MB heap)
 JOBS = int(os.getenv("BENCH_JOBS") or min(2, os.cpu_count() or 1))  # MicroPython runs at once
 
 
