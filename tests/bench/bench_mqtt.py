@@ -10,7 +10,6 @@ QoS 1 to battlement/+/+/up, and reports the events it took per second from the f
 event to the last:
 
 - raw paho: paho-mqtt's own network thread counting in on_message (the baseline);
-- own client: the hand-written MQTT 3.1.1 client the bridge used before (transport.mqttclient);
 - gmqtt: native asyncio, MQTT 5 (counting in on_message);
 - aiomqtt: asyncio on paho, MQTT 5 (counting `async for message in client.messages`);
 - MqttTransport: the bridge's transport on its library, every frame decoded, deduped,
@@ -46,8 +45,8 @@ ROUNDS = 3
 PINGS = 1000
 PY = sys.executable
 HERE = os.path.dirname(os.path.abspath(__file__))
-PATHS = ("paho", "mqttclient", "gmqtt", "aiomqtt", "transport")
-NAMES = {"paho": "raw paho", "mqttclient": "own client", "gmqtt": "gmqtt", "aiomqtt": "aiomqtt",
+PATHS = ("paho", "gmqtt", "aiomqtt", "transport")
+NAMES = {"paho": "raw paho", "gmqtt": "gmqtt", "aiomqtt": "aiomqtt",
          "transport": "MqttTransport"}
 FILTER = "battlement/+/+/up"
 
@@ -149,19 +148,6 @@ async def _wait(got, deadline=60):
     end = time.time() + deadline
     while not got.t1 and time.time() < end:
         await asyncio.sleep(0.005)
-
-
-async def sub_mqttclient(port, total):
-    from battlement.transport.mqttclient import MqttClient
-
-    got = Counter(total)
-    c = MqttClient("bench-own", lambda topic, payload: got.take(payload))
-    await c.connect("127.0.0.1", port)
-    await c.subscribe([(FILTER, 1)])
-    print("ready", flush=True)
-    await _wait(got)
-    got.report()
-    c.disconnect()
 
 
 async def sub_gmqtt(port, total):
@@ -329,8 +315,9 @@ def main():
             print("%d tables, %d events each in one burst published at QoS %d, best of %d alternating rounds:"
                   % (TABLES, PER_TABLE, qos, ROUNDS), flush=True)
             for kind in PATHS:
-                print("  %-14s events/s %9s  (raw paho %s, ratio %.2f)"
-                      % (NAMES[kind], f"{best[kind]:,.0f}", f"{raw:,.0f}", best[kind] / raw), flush=True)
+                print("  %-14s events/s %9s  (raw paho %s, ratio %.2f%s)"
+                      % (NAMES[kind], f"{best[kind]:,.0f}", f"{raw:,.0f}", best[kind] / raw,
+                         "; target >= 0.3" if kind == "transport" else ""), flush=True)
         raw_board = MqttBoard(broker.port, "raw", board="tower-1").start()
         board = MqttBoard(broker.port, "bench", board="tower-1").start()
         try:

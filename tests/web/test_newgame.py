@@ -36,6 +36,9 @@ def test_new_game_asks_first_and_the_previous_game_can_be_taken_up_again(bridge_
     shots(page, "host-new-game-asks")
     page.click("#new-no")  # keep playing: nothing changed
     page.wait_for_selector("#new-confirm", state="hidden")
+    page.click("#new")
+    page.keyboard.press("Escape")  # so does Escape
+    page.wait_for_selector("#new-confirm", state="hidden")
     time.sleep(0.3)
     assert page.locator("#notices li", has_text="moves from b5 to b4").count() == 1
 
@@ -120,6 +123,7 @@ def test_the_scoreboard_speaks_exactly_the_public_announcements_in_order(bridge_
         finally:
             w.close()
 
+    watcher = Ws(b.url, role="public")  # every public state, as another scoreboard receives them
     host = Ws(b.url, role="host", code=b.host_code)
     codes = now(role="host", code=b.host_code)["codes"]
     secrets = []
@@ -142,9 +146,17 @@ def test_the_scoreboard_speaks_exactly_the_public_announcements_in_order(bridge_
             host.act(action="sense" if pick is s["sensed"] else "input", input=pick[0])
     for side, code in codes.items():
         secrets += now(role="side", side=side, code=code)["private"]
-    public = Ws(b.url, role="public").state()
-    said = [n["text"] for n in public["notices"] if n["kind"] == "say"]
-    assert len(said) >= 3 and len(public["notices"]) < 30  # every announcement is still in the window
+    heard = {}  # notice id -> text of every public announcement, however many states they came in
+    while True:
+        try:
+            m = watcher.recv(timeout=1.0)
+        except TimeoutError:
+            break
+        for n in m.get("notices", []) if m.get("type") == "state" else []:
+            if n["kind"] == "say":
+                heard[n["id"]] = n["text"]
+    said = [heard[k] for k in sorted(heard)]
+    assert len(said) >= 3
     deadline = time.monotonic() + 10
     while page.evaluate("window.__spoken.length") < len(said) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -106,9 +106,27 @@ class _Client(gmqtt.Client):
         self.counters = counters
         self.sent: dict[int, tuple] = {}  # packet id -> message, until the broker acknowledges it
         self.outbox: collections.deque = collections.deque()  # messages waiting for a packet id
+        self.why: str | None = None  # why the last connection ended, if known
 
     async def reconnect(self, delay=False):  # called by gmqtt when a link drops: the keeper decides
         pass
+
+    async def _create_connection(self, *args, **kw):
+        conn = await super()._create_connection(*args, **kw)
+        self.why = None
+        proto = conn._protocol
+        closed = proto.connection_lost
+
+        def connection_lost(exc):  # why it ended, before gmqtt's bookkeeping writes over it
+            silent = time.monotonic() - conn._last_data_in
+            if silent >= 2 * conn.keepalive:
+                self.why = "the broker went silent for %d s" % silent
+            elif exc is not None:
+                self.why = str(exc) or type(exc).__name__
+            closed(exc)
+
+        proto.connection_lost = connection_lost
+        return conn
 
     def send(self, topic: str, payload: bytes, qos: int, retain: bool, expiry: float | None) -> None:
         """Publish now, or (QoS 1, no packet id free) as soon as the broker acknowledges an earlier one."""
@@ -361,9 +379,8 @@ class MqttTransport(Transport):
 
     def _link_lost(self, reason: str) -> None:
         c = self._client
-        conn = getattr(c, "_connection", None) if c is not None else None
-        if conn is not None and time.monotonic() - conn._last_data_in >= 2 * self.keepalive:
-            reason = "the broker went silent for %d s" % (2 * self.keepalive)
+        if c is not None and getattr(c, "why", None):
+            reason = c.why
         if self._lost is not None and not self._lost.done():
             self._lost.set_result(reason)
 
