@@ -113,7 +113,9 @@ def _run_chunk(code, label, k, n, seed):
     leds = 73 if anim else 0
     t0 = time.perf_counter()
     edges, truth = drops.timeline(n, seed * 1000 + k)
-    events, stats = drops.run(code, model, edges, lines=drops.animate(leds), leds=leds, seed=seed + k, log_edges=True)
+    events, stats = drops.run(
+        code, model, edges, lines=drops.animate(leds), leds=leds, seed=seed + k, log_edges=True, extra=drops.EXTRA.get(label)
+    )
     counts = []
     score, um = drops.score(truth, events, counts)
     seen = drops.measured(truth, stats.pop("edges_seen"))

@@ -39,7 +39,10 @@ MODELS = {
     "rp2 animating": ("rp2", True),
     "esp32 gc": ("esp32-gc", False),
     "esp32 gc animating": ("esp32-gc", True),
+    # Baseline: the ESP32 firmware before (the port's own collections, every 1.5 s while lit).
+    "esp32 gc before": ("esp32-gc-auto", False),
 }
+EXTRA = {"esp32 gc before": {"gc_ms": 1500}}  # board settings a model's runs use
 
 
 def _ball_width(rng, lo, hi):
