@@ -430,6 +430,7 @@ class Session:
             "options": self.match.options, "option_specs": self.option_specs(),
             "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
+            "timeout": self.timeout_input(),  # what the host's timeout button enters now (None: no button)
             # every question in words, as the game words it for the host
             "prompts": self._prompts("host"),
         })
@@ -437,9 +438,10 @@ class Session:
 
     def for_side(self, side: str) -> dict:
         legal = self.match.legal()
+        view = self.match.view(side)
         out = self.public()
         out.update({
-            "side": side, "view": self.match.view(side), "private": self.private.get(side, []),
+            "side": side, "view": view, "private": self.adapter.private_notes(view, side, self.private.get(side, [])),
             "decisions": [i for i in legal if i.get("by") == side][:300],
             "prompts": self._prompts(side),
         })
