@@ -11,7 +11,6 @@ import time
 import pytest
 from bridge.conftest import Ws
 from playwright.sync_api import expect
-
 from support.layout import facts, summary
 
 SIZES = {"phone": (390, 844), "laptop": (1280, 800), "tv": (1920, 1080)}
@@ -23,7 +22,7 @@ TARGET, BOARD_CELL = 44, 24  # px: a phone's targets; a Ringo cell (40 of them o
 
 def side_of(b):
     codes = Ws(b.url, role="host", code=b.host_code).state()["codes"]
-    side = sorted(codes)[0]
+    side = min(codes)
     return codes, "/side/%s?code=%s" % (side, codes[side])
 
 
