@@ -151,7 +151,7 @@
       if (g.asks.length) g.asks.forEach((a) => add(box, "p", (k && a.indexOf(who(k, v)) < 0 ? who(k, v) + ": " : "") + a, "ask"));
       else if (k && (v.awaiting || []).indexOf(k) >= 0) add(box, "p", askOf(v, k), "ask");
       else if (g.buttons.length) add(box, "p", who(k, v) + (role === "side" ? ", you can also:" : " can also:"), "ask");
-      // a game may list some answers folded (Ringo's moves: the board is tapped, the list is the fallback)
+      // a game may list some answers folded (moves played by tapping the board: the list is the fallback)
       const fold = game(v.game).foldDecisions;
       let list = null;
       g.buttons.forEach((inp) => {
@@ -197,7 +197,7 @@
     // the board as text beside a drawn one is for the host (and the raw view); a player reads the drawing
     $("picture").hidden = role !== "host" && $("grids").children.length > 0;
     $("private").hidden = role === "side" && !$("private-list").children.length;
-    // a game played by tapping its table (Ringo) puts the table right under what to do now
+    // a game played by tapping its table puts the table right under what to do now
     body.classList.toggle("act-on-table", !!game(v.game).actOnTable);
     changed(before);
     announce(s, v);
@@ -331,7 +331,7 @@
     $("counters").textContent = Object.keys(c).sort().map((k) => k + " " + c[k]).join(" | ");
     $("pause").textContent = s.paused ? "Resume" : "Pause";
     // the timeout button enters what the game says a turn's timeout stands for now, in its words; a
-    // game without one (Ringo) has no such button
+    // game without one has no such button
     $("miss").hidden = !s.timeout;
     if (s.timeout) $("miss").textContent = cap(timeoutWords(s.timeout, v));
     renderOptions(s);
