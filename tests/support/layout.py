@@ -44,7 +44,8 @@ FACTS_JS = r"""
   const targets = [];
   document.querySelectorAll("button, a, select, input, summary, [role=button]").forEach((e) => {
     if (!shown(e)) return;
-    const r = e.getBoundingClientRect();
+    // a checkbox inside its label is pressed anywhere on the label
+    const r = (e.type === "checkbox" || e.type === "radio") && e.closest("label") ? e.closest("label").getBoundingClientRect() : e.getBoundingClientRect();
     targets.push({ what: (e.getAttribute("aria-label") || e.textContent || e.tagName).trim().slice(0, 40), w: r.width, h: r.height, cell: !!e.closest("svg") });
   });
   // meaningful graphics: each game piece against what it stands on
