@@ -6,6 +6,7 @@ saved as a screenshot in test-artifacts/web/. Then what the layouts are for: Rin
 the live region, and the words each game puts on the page."""
 
 import random
+import re
 import time
 
 import pytest
@@ -92,11 +93,14 @@ def test_ringo_moves_by_tapping_a_piece_then_its_cell(bridge_process, browser, s
     expect(b5).to_have_attribute("role", "button")
     assert att.locator('svg.ring [data-cell="b4"]').get_attribute("role") is None  # not a destination yet
     b5.tap()
-    expect(att.locator('svg.ring [data-cell="b4"]')).to_have_class("dest")
+    expect(att.locator('svg.ring [data-cell="b4"]')).to_have_class(re.compile(r"\bdest\b"))
     expect(att.locator(".move-help")).to_contain_text("Now tap a gold cell")
     shots(att, "ringo-side-picked-phone")
     att.locator('svg.ring [data-cell="b4"]').tap()
     expect(att.locator('svg.ring [data-cell="b4"]')).to_have_attribute("data-piece", "attackers")
+    # on the scoreboard the two cells the move changed and the headline are animated, nothing else
+    expect(board.locator("#turn")).to_have_class(re.compile(r"\bjust\b"))
+    assert sorted(g.get_attribute("data-cell") for g in board.locator("svg.ring g.just").all()) == ["b4", "b5"]
     assert att.locator('svg.ring [data-cell="b5"]').get_attribute("data-piece") == ""
     expect(att.locator("#turn")).to_have_text("Waiting for Defenders")
     expect(live).to_contain_text("Waiting for Defenders")
