@@ -23,6 +23,7 @@ import traceback
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
+from battlement.metrics import Metrics
 from battlement.session import Session
 from battlement.sim import Simulator
 from battlement.sound import Sound
@@ -84,6 +85,7 @@ class Bridge:
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
         self._shown: dict[tuple, dict[str, tuple]] = {}
+        self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
 
     # --- start / stop ----------------------------------------------------------------
 
@@ -157,13 +159,20 @@ class Bridge:
         """
         while True:
             msg = await transport.get()
+            t_taken = time.perf_counter()
+            m = self.metrics
+            if m:
+                m.taking = t_taken
+            sensed = False  # a board event in the batch: its LED commands are timed (event -> LED)
             self._held = []
             n = 0
-            turn_ends = time.perf_counter() + TURN_BUDGET
+            turn_ends = t_taken + TURN_BUDGET
             self.journal.begin()
             try:
                 while True:
                     n += 1
+                    if type(msg) is Event:
+                        sensed = True
                     try:
                         self.handle(msg)
                     except Exception as e:  # noqa: BLE001 -- one bad message must never stop the table
@@ -176,15 +185,21 @@ class Bridge:
                     if msg is None:
                         break
             finally:
+                t_commit = time.perf_counter()
                 committed = self._commit(n)
+                if m:
+                    m.committed(t_commit)
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
                 # the LED shows (a piece lifted and put back within one burst sends nothing).
                 last: dict[tuple, Led] = {}
                 for led in held or ():
                     last[(led.table, led.board, led.target)] = led
+                sent = self.counters["led-sent"]
                 for led in last.values():
                     self._deliver(led)
+                if m and sensed and self.counters["led-sent"] != sent:
+                    m.lit(t_taken)
             if committed:
                 transport.committed()  # the boards hear their evack now (one per board)
             await asyncio.sleep(0)  # a full queue never makes get() wait: let the pages and links in

@@ -196,6 +196,7 @@ class Session:
             self.counters["illegal"] += 1
             if source.startswith("side "):  # a refused secret decision may name the secret: tell that side only
                 side = source[5:]
+                self.counters["private-illegal"] = self.counters.get("private-illegal", 0) + 1  # not on /metrics
                 self.private.setdefault(side, []).append("Refused: %s" % e.reason)
                 del self.private[side][:-KEEP_NOTES]
             else:
@@ -203,6 +204,8 @@ class Session:
             self._changed()
             return {"ok": False, "message": e.reason, "n": n}
         self.counters["inputs"] += 1
+        if source.startswith("side "):  # a side's own decision: /metrics leaves it out (docs/bridge.md)
+            self.counters["private-inputs"] = self.counters.get("private-inputs", 0) + 1
         self.last_input_at = time.monotonic()
         self._effects(fx)
         if self.match.over:

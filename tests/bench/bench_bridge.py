@@ -7,6 +7,8 @@ Each figure is printed beside a baseline measured in the same run:
 - throughput: 100 Ringo tables on one Mosquitto, one board each, bursts of sensor changes from a
   publisher process; events/s fully handled (journalled, ruled, lit). Baseline: a raw paho
   subscriber process counting the same burst. Best of three alternating rounds each.
+- metrics: the serial latency of events with the /metrics hooks on (the default) beside events of the
+  same run with them off (every other lift-and-put-back pair), and the hooks' cost per batch (timed alone) beside the whole bridge's median time per event.
 - start-up: `battlement run --simulate` until the page answers. Baseline: a bare Starlette app on
   uvicorn, same interpreter.
 """
@@ -141,17 +143,34 @@ async def run_board(thread):
         await asyncio.sleep(0.01)
 
 
-async def serial_latency(bare):
+async def serial_latency(bare, toggle=None):
     from battlement.transport import SerialTransport
 
     board = PtyBoard()
     hello, evs = frames()
     result = {}
     ready = threading.Event()
-    thread = threading.Thread(target=lambda: result.setdefault("lat", measure(board.write, board.wait_led, evs, ready, board.drain)))
+    bridges = []
+
+    def made(b):
+        bridges.append(b)
+        return b
+
+    write = board.write
+    if toggle is not None:
+        sent = [0]
+
+        def write(frame):
+            # the metrics hooks on for every other lift and put-back pair, off for the rest: the same run,
+            # the same load, as many lifts as put-backs on each side
+            bridges[0].metrics = toggle if (sent[0] // 2) % 2 else None
+            sent[0] += 1
+            board.write(frame)
+    thread = threading.Thread(target=lambda: result.setdefault("lat", measure(write, board.wait_led, evs, ready, board.drain)))
     with tempfile.TemporaryDirectory() as d:
         close = await start_side(bare, lambda: SerialTransport([board.path]),
-                                 lambda: Bridge([ringo_map("bench")], os.path.join(d, "j.sqlite"), serial=[board.path]))
+                                 lambda: made(Bridge([ringo_map("bench")], os.path.join(d, "j.sqlite"),
+                                                     serial=[board.path])))
         board.write(hello)
         await asyncio.sleep(0.3)
         ready.set()
@@ -372,15 +391,74 @@ def startup():
     return min(runs), min(bare)
 
 
+def hook_cost(n=20_000):
+    """Seconds per batch the metrics hooks add (what the pump and a page push call, timed alone), and the
+    same with prometheus-client's Histogram.observe for the three observations."""
+    from battlement.metrics import LATENCY_BUCKETS, Metrics
+    from prometheus_client import CollectorRegistry, Histogram
+
+    class Quiet:
+        transports, counters, sessions, tmaps = [], {}, {}, {}
+
+    m = Metrics(Quiet())
+    clock = m.page_clock()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        t = time.perf_counter()
+        m.taking = t
+        clock.changed()
+        m.committed(time.perf_counter())
+        m.lit(t)
+        clock.sent(clock.take())
+    ours = (time.perf_counter() - t0) / n
+    h = Histogram("bench_seconds", "bench", buckets=LATENCY_BUCKETS, registry=CollectorRegistry())
+    t0 = time.perf_counter()
+    for _ in range(n):
+        t = time.perf_counter()
+        h.observe(time.perf_counter() - t)
+        h.observe(time.perf_counter() - t)
+        h.observe(time.perf_counter() - t)
+    return ours, (time.perf_counter() - t0) / n
+
+
 def main():
-    bridge_lat, bare_lat = [], []
+    serial_figures()
+    mqtt_figures()
+    run, bare = startup()
+    print("start-up  battlement run -> page %.2f s  (bare uvicorn app %.2f s, ratio %.2f; target < 2 s)"
+          % (run, bare, run / bare), flush=True)
+
+
+def serial_figures():
+    from battlement.metrics import Metrics
+
+    bridge_lat, bare_lat, mixed = [], [], []
     for _ in range(2):  # alternate, so a burst of outside load does not fall on one side only
         bare_lat.append(asyncio.run(serial_latency(True)))
         bridge_lat.append(asyncio.run(serial_latency(False)))
     b = min(bridge_lat, key=lambda s: benchutil.pct(s, 0.99))
     r = min(bare_lat, key=lambda s: benchutil.pct(s, 0.99))
     report("serial", b, r)
+    for _ in range(2):
+        class Quiet:
+            transports, counters, sessions, tmaps = [], {}, {}, {}
+        mixed.append(asyncio.run(serial_latency(False, toggle=Metrics(Quiet()))))
+    lat = min(mixed, key=lambda s: benchutil.pct(s, 0.99))
+    on = [t for i, t in enumerate(lat) if (i // 2) % 2]
+    off = [t for i, t in enumerate(lat) if not (i // 2) % 2]
+    ms = benchutil.ms
+    print("metrics  serial p50 %.3f ms p99 %.3f ms with the hooks  (off, every other pair of the same run: "
+          "p50 %.3f p99 %.3f, ratio p50 %.2f)"
+          % (ms(benchutil.pct(on, 0.5)), ms(benchutil.pct(on, 0.99)), ms(benchutil.pct(off, 0.5)),
+             ms(benchutil.pct(off, 0.99)), benchutil.pct(on, 0.5) / benchutil.pct(off, 0.5)), flush=True)
+    cost, theirs = hook_cost()
+    print("metrics  hooks %.2f us a batch  (prometheus-client Histogram.observe instead %.2f us, ratio %.2f; "
+          "the bridge's p50 event -> LED without hooks %.1f us, share %.1f%%)"
+          % (cost * 1e6, theirs * 1e6, cost / theirs, benchutil.pct(off, 0.5) * 1e6,
+             100 * cost / benchutil.pct(off, 0.5)), flush=True)
 
+
+def mqtt_figures():
     with tempfile.TemporaryDirectory() as d:
         broker = nodelay_broker(d)
         try:
@@ -405,10 +483,6 @@ def main():
                   flush=True)
         finally:
             broker.close()
-
-    run, bare = startup()
-    print("start-up  battlement run -> page %.2f s  (bare uvicorn app %.2f s, ratio %.2f; target < 2 s)"
-          % (run, bare, run / bare), flush=True)
 
 
 def nodelay_broker(d):

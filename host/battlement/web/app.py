@@ -8,6 +8,7 @@
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
     /api/state             the public state as JSON; /api/history finished games;
     /api/spaces            the spaces of a board game (Medieval Madness), [] for the others
+    /metrics               Prometheus metrics: counts and latencies only, public (battlement.metrics)
     /api/health?code=H     the bridge's tasks, every counter by reason, the last rejected frames, the
                            boards' heartbeats (host code, also as "Authorization: Bearer H")
 
@@ -38,6 +39,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from battlement.errors import UserError
+from battlement.metrics import route as metrics_route
 from battlement.session import Session
 from battlement.tokens import same
 from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce
@@ -205,6 +207,7 @@ def create_app(bridge) -> Starlette:
         await socket.accept()
         dirty = asyncio.Event()
         dirty.set()
+        clock = bridge.metrics.page_clock() if getattr(bridge, "metrics", None) else None  # event -> page
 
         def snapshot() -> dict:
             if role == "host":
@@ -220,6 +223,8 @@ def create_app(bridge) -> Starlette:
 
         def changed(_session, _fx) -> None:
             dirty.set()
+            if clock:
+                clock.changed()
 
         async def pusher() -> None:
             # coalesce bursts: a page gets the latest state, not every intermediate one
@@ -239,12 +244,15 @@ def create_app(bridge) -> Starlette:
                 else:
                     await dirty.wait()
                 dirty.clear()
+                since = clock.take() if clock else None
                 try:
                     text = json.dumps(snapshot())
                 except Exception as e:  # noqa: BLE001 -- say so on the host page rather than go quiet
                     bridge._note("page update for %s failed: %s: %s" % (role, type(e).__name__, e))
                     text = json.dumps({"type": "error", "message": "the bridge could not build this page's state"})
                 await socket.send_text(text)
+                if clock:
+                    clock.sent(since)
 
         s.listeners.append(changed)
         push = asyncio.create_task(pusher())
@@ -340,6 +348,7 @@ def create_app(bridge) -> Starlette:
         Route("/api/spaces", spaces),
         Route("/api/health", health),
         WebSocketRoute("/ws", ws),
+        metrics_route(bridge),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes)
