@@ -44,7 +44,7 @@ log = logging.getLogger("battlement.bridge")
 DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
-TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
 
@@ -139,6 +139,7 @@ class Bridge:
             t.signed = bool(t.keys)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
+            t.bounded = True  # the pump always takes: a queue older than that is overload, shed at the intake
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
