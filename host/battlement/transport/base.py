@@ -98,6 +98,7 @@ class Transport:
         self.signed = False
         self.keys: dict[tuple, bytes] = {}
         self.acks_on_commit = False  # True: evack only what the consumer said it committed (committed())
+        self.acknowledges = True  # False: never evack (a watcher beside the bridge, which acknowledges)
         self._taken: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) the consumer has taken
         self._committed: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) safe to acknowledge
         self._route: dict[tuple, object] = {}  # (table, board) -> link to reach it
@@ -438,6 +439,8 @@ class Transport:
             self._put(None, ack)
 
     def _due(self, key) -> None:
+        if not self.acknowledges:
+            return
         self._evack_due.add(key)
         if self._evack_timer is None and self._loop is not None:
             self._evack_timer = self._loop.call_later(EVACK_DELAY, self._flush_evacks)
