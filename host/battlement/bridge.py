@@ -365,7 +365,7 @@ class Bridge:
         transports = []
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
-            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links),
+            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
                                "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
                                "rejected": list(self.rejected.get(name, ()))})
         return {

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pathlib
 import socket
 import sqlite3
@@ -300,11 +301,21 @@ def journal_books(journal, boards):
     return len(mine), sum(r[3] - 1 for r in mine if r[3] > 1)
 
 
+def cpu_seconds(pid):
+    """CPU time (user + system) the process has used so far, from /proc."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
-    """Run the boards for `seconds` at `rate` events/s (or closed-loop); returns what the bridge did."""
+    """Run the boards for `seconds` at `rate` events/s (or closed-loop); returns what the bridge did:
+    goodput (distinct events handled a second), offered, the page's p50/p99, and `per_cpu`, the events
+    handled a CPU-second of the bridge (what it makes of the CPU it got, on a machine shared with others)."""
     before, _ = events_handled(bridge)
     made = boards.totals()["generated"]
     pager.take()
+    cpu0 = cpu_seconds(bridge.proc.pid)
     with boards.lock:
         boards.closed_loop = closed_loop
         boards.rate = rate or 0.0
@@ -312,9 +323,11 @@ def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
     time.sleep(seconds)
     after, h = events_handled(bridge)
     dt = time.monotonic() - t0
+    cpu = cpu_seconds(bridge.proc.pid) - cpu0
     p50, p99, answered, failed = pager.take()
-    return {"goodput": (after - before) / dt, "offered": (boards.totals()["generated"] - made) / dt, "p50": p50, "p99": p99, "answered": answered, "failed": failed,
-            "health": h}
+    return {"goodput": (after - before) / dt, "offered": (boards.totals()["generated"] - made) / dt,
+            "p50": p50, "p99": p99, "answered": answered, "failed": failed, "cpu": cpu / dt,
+            "per_cpu": (after - before) / max(cpu, 1e-9), "health": h}
 
 
 def drain(bridge, boards, pager, timeout):
@@ -332,8 +345,9 @@ def drain(bridge, boards, pager, timeout):
 
 def report(name, x, capacity):
     return ("%-12s offered %6.0f/s  goodput %6.0f/s = %5.1f%% of capacity  page p50 %5.1f ms p99 %6.1f ms "
-            "(%d answered, %d failed)" % (name, x["offered"], x["goodput"], 100.0 * x["goodput"] / capacity,
-                                          x["p50"] * 1000, x["p99"] * 1000, x["answered"], x["failed"]))
+            "(%d answered, %d failed)  bridge CPU %3.0f%%, %5.0f events a CPU-second"
+            % (name, x["offered"], x["goodput"], 100.0 * x["goodput"] / capacity, x["p50"] * 1000,
+               x["p99"] * 1000, x["answered"], x["failed"], 100 * x["cpu"], x["per_cpu"]))
 
 
 def json_of(x):
