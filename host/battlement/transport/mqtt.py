@@ -10,6 +10,12 @@ bridge's loop: no network thread to fight over the GIL, a burst read in one go a
 acknowledged in one write. Messages go straight to the shared intake
 (transport.base), which decodes, dedupes and queues them; a keeper task connects,
 subscribes, and reconnects (1 s doubling to 5 s) whenever the link drops.
+
+Beside the boards' topics, others on the same connection (Home Assistant's, battlement.hass):
+    t.will = (topic, payload, retain)        set before start(): the broker publishes it if we vanish
+    t.on_connected.append(fn)                fn() after every (re)connect and subscribe
+    t.subscribe_extra(filter, fn)            fn(topic, payload) for each message matching filter
+    t.publish_raw(topic, payload, qos, retain) -> bool   False if it could not go now
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import os
 import re
 import ssl
 import uuid
+from collections.abc import Callable
 from urllib.parse import unquote, urlsplit
 
 from battlement.errors import UserError
@@ -97,11 +104,15 @@ class MqttTransport(Transport):
         self._keeper: asyncio.Task | None = None
         self._topics: dict[str, tuple[str, str, str] | None] = {}  # topic -> (table, board, leaf), None if bad
         self._settled = asyncio.Event()  # the first connection attempt is over, one way or another
+        self.will: tuple[str, bytes, bool] | None = None
+        self.on_connected: list[Callable[[], None]] = []
+        self._extra: list[tuple[str, Callable[[str, bytes], None]]] = []  # (filter, callback)
+        self._extra_of: dict[str, list[Callable[[str, bytes], None]]] = {}  # topic -> callbacks that match it
 
     async def start(self) -> None:
         await super().start()
         self._client = MqttClient(self.client_id, self._on_message, self.username, self.password, keepalive=15,
-                                  counters=self.counters)
+                                  counters=self.counters, will=self.will)
         self._keeper = asyncio.create_task(self._keep(self._client))
         # Boards publish their hello once: be subscribed before the caller starts anything else.
         try:
@@ -130,10 +141,13 @@ class MqttTransport(Transport):
         while True:
             try:
                 lost = await c.connect(self.host, self.port, self.tls, self.tls_ca)
-                granted = await c.subscribe([(sub + "up", 1), (sub + "status", 1)])
-                if 0x80 in granted:
+                granted = await c.subscribe([(sub + "up", 1), (sub + "status", 1)] + [(f, 1) for f, _ in self._extra])
+                if 0x80 in granted[:2]:
                     c.disconnect()
                     raise Refused("subscription to %s* refused (check the broker's ACL)" % sub)
+                for (f, _), g in zip(self._extra, granted[2:]):
+                    if g == 0x80:  # the boards still play; only what came with this filter is missing
+                        self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, f))
             except Refused as e:
                 self._link_state("refused: %s" % e)
             except ssl.SSLCertVerificationError as e:
@@ -146,6 +160,7 @@ class MqttTransport(Transport):
                 self._settled.set()  # from now on no board message is missed
                 if self.connects > 1:  # what boards sent while we were away went nowhere: resync them
                     self._resync(list(self._unsynced), None)
+                self._connected_hooks()
                 delay = RECONNECT_MIN
                 reason = await lost
                 # From now on, until each board's next hello, its events are not taken as new: the
@@ -157,6 +172,39 @@ class MqttTransport(Transport):
             self._settled.set()
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX)
+
+    def _connected_hooks(self) -> None:
+        for fn in list(self.on_connected):
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001 -- a hook's failure must not cost the boards their link
+                self._count("hook-errors")
+                self._note("mqtt %s: after connecting, %s failed: %s: %s"
+                           % (self.url, getattr(fn, "__qualname__", fn), type(e).__name__, e))
+
+    def subscribe_extra(self, filter: str, callback: Callable[[str, bytes], None]) -> None:
+        """Also receive what matches filter (outside the boards' topics): callback(topic, payload) on the loop.
+        Subscribed now if connected, and again on every reconnect."""
+        self._extra.append((filter, callback))
+        self._topics.clear()  # a topic seen before may match it now
+        self._extra_of.clear()
+        c = self._client
+        if c is not None and c.connected:
+            asyncio.get_running_loop().create_task(self._subscribe_late(c, filter))
+
+    async def _subscribe_late(self, c: MqttClient, filter: str) -> None:
+        try:
+            granted = await c.subscribe([(filter, 1)])
+        except (ConnectionError, TimeoutError):
+            return  # the reconnect subscribes it with the rest
+        if granted and granted[0] == 0x80:
+            self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, filter))
+
+    def publish_raw(self, topic: str, payload: bytes, qos: int = 0, retain: bool = False) -> bool:
+        """Publish outside the boards' protocol. QoS 1 is kept across a reconnect; False: not sent now."""
+        if self._client is None:
+            return False
+        return self._client.publish(topic, payload, qos, retain)
 
     def _link_state(self, state: str) -> None:
         if state == "connected":
@@ -171,14 +219,26 @@ class MqttTransport(Transport):
         try:
             where = self._topics[name]
         except KeyError:
-            where = _parse_topic(name)
+            extra = [cb for f, cb in self._extra if topic_matches(f, name)]
+            where = ("", "", "") if extra else _parse_topic(name)
             if len(self._topics) >= TOPICS_KNOWN:
                 self._topics.clear()
+                self._extra_of.clear()
             self._topics[name] = where
+            if extra:
+                self._extra_of[name] = extra
         if where is None:
             self._reject("topic", name, "ids must be 1-32 of a-z, 0-9, '-'")
             return
         table, board, leaf = where
+        if not table:  # one of subscribe_extra's
+            for cb in self._extra_of.get(name, ()):
+                try:
+                    cb(name, payload)
+                except Exception as e:  # noqa: BLE001 -- one bad message must not cost the boards theirs
+                    self._count("hook-errors")
+                    self._note("mqtt %s: handling %s failed: %s: %s" % (self.url, name, type(e).__name__, e))
+            return
         if leaf == "status":
             if payload in (b"online", b"offline"):
                 self.online[board] = payload == b"online"
@@ -216,6 +276,17 @@ class MqttTransport(Transport):
             return
         # QoS 1: the client keeps it while the broker is away and sends it after reconnecting.
         self._client.publish(topic(link, board, "down"), frame, qos=1)
+
+
+def topic_matches(filter: str, name: str) -> bool:
+    """MQTT filter matching: '+' is one level, '#' the rest (and the level above it)."""
+    f, n = filter.split("/"), name.split("/")
+    for i, part in enumerate(f):
+        if part == "#":
+            return True
+        if i >= len(n) or (part != "+" and part != n[i]):
+            return False
+    return len(f) == len(n)
 
 
 def _parse_topic(name: str) -> tuple[str, str, str] | None:

@@ -63,9 +63,14 @@ def publish_packet(topic: str, payload: bytes, qos: int, pid: int = 0, dup: bool
     return _packet(PUBLISH | (dup << 3) | (qos << 1) | retain, body)
 
 
-def connect_packet(client_id: str, keepalive: int, username: str | None, password: str | None) -> bytes:
+def connect_packet(client_id: str, keepalive: int, username: str | None, password: str | None,
+                   will: tuple[str, bytes, bool] | None = None) -> bytes:
+    """will: (topic, payload, retain), which the broker publishes (QoS 1) if we vanish without a DISCONNECT."""
     flags = 0x02  # clean session: boards resend what we missed, the inbox drops the copies
     payload = _text(client_id)
+    if will is not None:
+        flags |= 0x04 | (1 << 3) | (0x20 if will[2] else 0)
+        payload += _text(will[0]) + _text(will[1])
     if username is not None:
         flags |= 0x80
         payload += _text(username)
@@ -83,8 +88,9 @@ class MqttClient:
 
     def __init__(self, client_id: str, on_message: Callable[[str, bytes], None],
                  username: str | None = None, password: str | None = None, keepalive: int = 15,
-                 counters: dict[str, int] | None = None):
+                 counters: dict[str, int] | None = None, will: tuple[str, bytes, bool] | None = None):
         self.client_id, self.username, self.password, self.keepalive = client_id, username, password, keepalive
+        self.will = will
         self.on_message = on_message
         # what went wrong, by name (the transport passes its own counters, so people see them in one place)
         self.counters = counters if counters is not None else {}
@@ -108,7 +114,7 @@ class MqttClient:
         ctx = ssl.create_default_context(cafile=ca) if tls or ca else None
         proto = _Connection(self, loop)
         await asyncio.wait_for(loop.create_connection(lambda: proto, host, port, ssl=ctx), timeout)
-        proto.write(connect_packet(self.client_id, self.keepalive, self.username, self.password))
+        proto.write(connect_packet(self.client_id, self.keepalive, self.username, self.password, self.will))
         try:
             await asyncio.wait_for(asyncio.shield(proto.connack), timeout)
         except BaseException:
@@ -135,18 +141,18 @@ class MqttClient:
         finally:
             self._subacks.pop(pid, None)
 
-    def publish(self, topic: str, payload: bytes, qos: int = 1) -> bool:
+    def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False) -> bool:
         """Queue a message; QoS 1 is kept until the broker has it, across reconnects.
         Returns False if it could not go now (QoS 0 while disconnected: dropped)."""
         if qos:
             pid = self._next_pid()
-            pkt = publish_packet(topic, payload, 1, pid)
+            pkt = publish_packet(topic, payload, 1, pid, retain=retain)
             if len(self._inflight) >= INFLIGHT_MAX:
                 del self._inflight[next(iter(self._inflight))]
                 self.counters["dropped-inflight"] += 1
             self._inflight[pid] = pkt
         else:
-            pkt = publish_packet(topic, payload, 0)
+            pkt = publish_packet(topic, payload, 0, retain=retain)
         proto = self._proto
         if proto is None or not proto.ready:
             return False

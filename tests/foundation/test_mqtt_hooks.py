@@ -1,0 +1,132 @@
+"""What MqttTransport offers beside the boards' topics (Home Assistant discovery uses it): a last will,
+hooks run after every (re)connect, extra subscriptions, and raw publishes. On a real Mosquitto, with
+paho as the other client."""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+from battlement.transport.mqtt import MqttTransport, topic_matches
+from support.aio import until
+
+
+class Watcher:
+    """A paho client that keeps every message on a filter (retained ones flagged)."""
+
+    def __init__(self, broker, filter):
+        self.got = []
+        self.ready = threading.Event()
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="watch-%d" % time.monotonic_ns())
+        c.on_connect = lambda c, u, f, rc, p=None: (c.subscribe(filter, 1), self.ready.set())
+        c.on_message = lambda c, u, m: self.got.append((m.topic, m.payload, bool(m.retain)))
+        c.connect(broker.host, broker.port)
+        c.loop_start()
+        self.c = c
+        assert self.ready.wait(5)
+        time.sleep(0.2)  # the SUBACK
+
+    def payloads(self, topic):
+        return [p for t, p, _r in self.got if t == topic]
+
+    def close(self):
+        self.c.disconnect()
+        self.c.loop_stop()
+
+
+def test_topic_filters_match_as_mqtt_says():
+    assert topic_matches("homeassistant/status", "homeassistant/status")
+    assert topic_matches("a/+/c", "a/b/c") and not topic_matches("a/+/c", "a/b/d")
+    assert topic_matches("a/#", "a/b/c") and topic_matches("a/#", "a")
+    assert not topic_matches("a/+", "a/b/c") and not topic_matches("a/b/c", "a/b")
+
+
+def test_hooks_run_after_every_connect_and_extra_topics_reach_their_callback(mosquitto_fresh):
+    broker = mosquitto_fresh
+    watch = Watcher(broker, "hooks/#")
+
+    async def go():
+        t = MqttTransport(broker.url, table="hooks-1")
+        t.will = ("hooks/avail", b"offline", True)
+        heard = []
+        t.subscribe_extra("hooks/in/+", lambda topic, payload: heard.append((topic, payload)))
+        t.on_connected.append(lambda: t.publish_raw("hooks/avail", b"online", qos=1, retain=True))
+        await t.start()
+        try:
+            await until(lambda: watch.payloads("hooks/avail") == [b"online"], what="online after the first connect")
+            watch.c.publish("hooks/in/x", b"hello", qos=1)
+            watch.c.publish("battlement/hooks-1/board-1/nonsense", b"?", qos=1)  # not an extra topic: ignored
+            await until(lambda: heard == [("hooks/in/x", b"hello")], what="the extra subscription")
+            assert t.publish_raw("hooks/raw", b"r0", qos=0) and t.publish_raw("hooks/raw", b"r1", qos=1, retain=True)
+            await until(lambda: watch.payloads("hooks/raw") == [b"r0", b"r1"], what="raw publishes")
+            broker.restart()  # retained messages are not kept across it: the hook sends "online" again
+            await until(lambda: t.connects >= 2, timeout=15, what="the reconnect")
+            await until(lambda: watch.payloads("hooks/avail").count(b"online") == 2, timeout=10,
+                        what="the hook after the reconnect")
+            heard.clear()
+            watch.c.publish("hooks/in/y", b"again", qos=1)
+            await until(lambda: heard == [("hooks/in/y", b"again")], what="subscribed again after the reconnect")
+            t.subscribe_extra("hooks/late", lambda topic, payload: heard.append((topic, payload)))
+            await asyncio.sleep(0.3)
+            watch.c.publish("hooks/late", b"late", qos=1)
+            await until(lambda: ("hooks/late", b"late") in heard, what="a filter added while connected")
+            assert t.counters.get("hook-errors", 0) == 0
+        finally:
+            await t.stop()
+
+    try:
+        watch.c.reconnect_delay_set(0.1, 0.5)
+        asyncio.run(go())
+        time.sleep(0.3)
+        assert watch.payloads("hooks/avail")[-1] == b"online"  # a clean stop sends no will
+    finally:
+        watch.close()
+
+
+CHILD = """
+import asyncio, sys
+from battlement.transport.mqtt import MqttTransport
+
+async def main():
+    t = MqttTransport(sys.argv[1], table="hooks-2")
+    t.will = ("hooks2/avail", b"offline", True)
+    t.on_connected.append(lambda: t.publish_raw("hooks2/avail", b"online", qos=1, retain=True))
+    await t.start()
+    print("up", flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+def test_the_will_is_published_retained_when_the_process_dies(mosquitto):
+    child = subprocess.Popen([sys.executable, "-c", CHILD, mosquitto.url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "up"
+        watch = Watcher(mosquitto, "hooks2/#")
+        try:
+            deadline = time.monotonic() + 5
+            while watch.payloads("hooks2/avail") != [b"online"] and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert watch.payloads("hooks2/avail") == [b"online"]
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(5)
+            while b"offline" not in watch.payloads("hooks2/avail") and time.monotonic() < deadline + 5:
+                time.sleep(0.02)
+            assert watch.payloads("hooks2/avail") == [b"online", b"offline"]
+        finally:
+            watch.close()
+        late = Watcher(mosquitto, "hooks2/#")  # a client that comes later still learns it: retained
+        try:
+            assert late.got == [("hooks2/avail", b"offline", True)]
+        finally:
+            late.c.publish("hooks2/avail", b"", retain=True)  # leave the shared broker clean
+            late.close()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(5)
