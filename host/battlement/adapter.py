@@ -67,6 +67,11 @@ class TableAdapter:
     def reset(self) -> None:
         """A new game, a resume or an undo: forget what was held for a timing rule."""
 
+    def in_move(self, state: dict) -> bool:
+        """Is a physical move under way (a piece lifted, not yet put down)? One undo takes the game back
+        to the last moment no move was under way, so a move of several sensor changes is one undo."""
+        return False
+
     def sense(self, state: dict, obj: str, kind: str, value: int, at: float) -> list | Ignore:
         """A sensor change of obj at host time `at` (seconds) -> [inputs to apply now], or Ignore.
         A game with a timing rule may hold it ([]) and hand it out from due()."""

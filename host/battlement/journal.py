@@ -322,6 +322,19 @@ class Journal:
         return {"id": gid, "game": game, "options": json.loads(options), "seed": seed,
                 "codes": json.loads(codes), "inputs": inputs}
 
+    def previous_game(self, table: str, current: int) -> dict | None:
+        """The table's latest game left unfinished for a new one ("abandoned"), other than `current`:
+        the one "Resume the previous game" takes up again (id, game, summary, started), or None."""
+        self._flush()
+        row = self.db.execute(
+            "SELECT id, game, summary, started FROM games WHERE tbl=? AND id<>? AND winner IS NULL "
+            "AND summary LIKE 'abandoned%' ORDER BY finished DESC, id DESC LIMIT 1", (table, current)).fetchone()
+        return None if row is None else dict(zip(("id", "game", "summary", "started"), row))
+
+    def reopen(self, game_id: int) -> None:
+        """An abandoned game is unfinished again: open_game() (and so the next start) replays it."""
+        self.db.execute("UPDATE games SET finished=NULL, winner=NULL, summary=NULL WHERE id=?", (game_id,))
+
     def finish(self, game_id: int, winner: str | None, summary: str) -> None:
         self.db.execute(
             "UPDATE games SET finished=?, winner=?, summary=? WHERE id=? AND finished IS NULL",
@@ -394,8 +407,9 @@ class Journal:
         self._flush()
         self.db.execute("UPDATE inputs SET status=?, reason=? WHERE game_id=? AND n=?", (status, reason, game_id, n))
 
-    def undo_last(self, game_id: int) -> dict | None:
-        """Mark the last applied input undone; returns it (None if there is none)."""
+    def undo_last(self, game_id: int) -> tuple[int, dict] | None:
+        """Mark the last applied input undone; returns (its number, it) (None if there is none).
+        It stays in the journal, as undone, and is skipped on replay."""
         self._flush()
         row = self.db.execute(
             "SELECT n, input FROM inputs WHERE game_id=? AND status IN ('ok', 'pending') ORDER BY n DESC LIMIT 1",
@@ -404,7 +418,7 @@ class Journal:
         if row is None:
             return None
         self.settle(game_id, row[0], "undone")
-        return json.loads(row[1])
+        return row[0], json.loads(row[1])
 
     def counts(self, game_id: int) -> dict[str, int]:
         self._flush()

@@ -168,12 +168,56 @@ def bridge_counters_line(h: dict) -> str:
     return "== " + " || ".join(parts)
 
 
+def board_lines(h: dict, seen: dict) -> list[str]:
+    """What changed on each board since the last look (seen is kept between looks): online or offline,
+    a new hello, each sensor's new triggers (a beam's width beside its threshold), unknown boards."""
+    out = []
+    bh = h.get("board_health") or {}
+    for b in bh.get("boards", []):
+        name = "%s/%s" % (b["table"], b["board"])
+        hello = b.get("hello") or {}
+        state = (b["state"], hello.get("boot"))
+        if seen.get(name) != state:
+            words = "board %s %s" % (name, b["state"])
+            if hello:
+                words += " (boot %s, firmware %s, profile %s)" % (hello["boot"], hello["firmware"], hello["profile"])
+            if b.get("missing"):
+                words += "; the map has sensor(s) it lacks: " + ", ".join(b["missing"])
+            out.append(words)
+            seen[name] = state
+        for s in b.get("sensors", []):
+            key = (name, s["id"])
+            if s["count"] and seen.get(key) != s["count"]:
+                seen[key] = s["count"]
+                words = "board %s sensor %s%s %s = %s" % (name, s["id"], " (%s)" % s["object"] if s["object"] else "",
+                                                          s["kind"], s["last_value"])
+                if s["kind"] == "beam" and s.get("widths_us"):
+                    words += ", width %.1f ms (a ball counts from %.1f ms)" % (s["widths_us"][-1] / 1000.0,
+                                                                                s["min_pulse_us"] / 1000.0)
+                out.append(words)
+    for u in bh.get("unknown", []):
+        if seen.get(("unknown", u["board"])) is None:
+            seen[("unknown", u["board"])] = True
+            out.append(u["words"])
+    return out
+
+
+def boards_line(h: dict) -> str:
+    parts = []
+    for b in (h.get("board_health") or {}).get("boards", []):
+        beat = b.get("beat")
+        parts.append("%s/%s %s%s" % (b["table"], b["board"], b["state"], (" outbox %d queued %d dropped %d reconnects %d"
+                     % (beat["outbox"], beat["queued"], beat["dropped"], beat["reconnects"])) if beat else ""))
+    return "== boards: " + (" | ".join(parts) or "none")
+
+
 def watch_bridge(url: str, code: str, every: float = 5.0, seconds: float = 0, poll: float = 1.0) -> int:
     """Print what a running bridge reports until Ctrl-C or `seconds`; returns the rejected frames seen."""
     seen_rejected: set = set()
     notes: list[str] = []
     tasks: dict[str, str] = {}
     beats: dict[tuple, int] = {}
+    boards_seen: dict = {}
     shown = 0
     h = _ask(url, code)  # the first one fails loudly: wrong address or code
     _say("-- watching the bridge at %s (Ctrl-C to stop)" % url)
@@ -204,10 +248,13 @@ def watch_bridge(url: str, code: str, every: float = 5.0, seconds: float = 0, po
             if b["dropped"] != beats.get(board, 0):
                 _say("-- board %s/%s: outbox %d, dropped %d" % (b["table"], b["board"], b["outbox"], b["dropped"]))
             beats[board] = b["dropped"]
+        for line in board_lines(h, boards_seen):
+            _say("-- " + line)
         first = False
         now = time.monotonic()
         if now >= next_counters:
             _say(bridge_counters_line(h))
+            _say(boards_line(h))
             next_counters = now + every
         if seconds and now - start >= seconds:
             _say(bridge_counters_line(h))
