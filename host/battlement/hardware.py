@@ -41,6 +41,7 @@ LIMITS = {
     "ring": (32, 4096),
     "wdt_ms": (0, 8000),  # 0: off; the RP2040 watchdog cannot count past 8.3 s
     "gc_ms": (200, 60000),  # esp32: idle garbage collection, before the heap fills (docs/hardware.md "Timing")
+    "gc_free": (4096, 1 << 20),  # esp32: collect sooner once less heap than this is free
 }
 # Below this a watchdog resets a healthy board: the sensing loop waits out blocking calls (a DNS
 # lookup, a step of a TLS handshake: elliptic-curve arithmetic in mbedtls, of the order of a second).
