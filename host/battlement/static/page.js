@@ -173,8 +173,12 @@
     const v = s.view || {};
     const before = marks();
     $("title").textContent = s.title + (role === "side" ? " - " + who(side, v) : "") + (s.paused ? " (paused)" : "");
+    const waiting = v.awaiting || [];
+    const others = waiting.filter((a) => a !== side).map((a) => who(a, v));
     $("turn").textContent = v.over ? (v.winner ? who(v.winner, v) + " won!" : "Game over") :
-      ((v.awaiting || []).length ? "Waiting for " + and(v.awaiting.map((a) => who(a, v))) : "");
+      // a side's own page says it is that side's turn (and who else is awaited)
+      role === "side" && waiting.indexOf(side) >= 0 ? "Your turn" + (others.length ? " (and " + and(others) + ")" : "") :
+      (waiting.length ? "Waiting for " + and(waiting.map((a) => who(a, v))) : "");
     const asked = $("asked"); asked.replaceChildren();  // host and side pages say it beside their buttons
     if (role === "public" && !v.over) (v.awaiting || []).forEach((a) => add(asked, "div", askOf(v, a)));
     const sum = $("summary"); sum.replaceChildren();
