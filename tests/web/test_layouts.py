@@ -155,8 +155,8 @@ def test_plingpong_words_and_trays_in_seat_order(bridge_process, browser):
     # three players: whoever lost rock, paper, scissors sits in the middle (seats p2, p1, p3)
     assert host_ws.act(action="new", options={"players": 3})["ok"]
     page.wait_for_selector("#prompt-list button:has-text('middle colour')")
-    middle = [i for i in host_ws.state(lambda m: any(d["t"] == "middle" for d in m["decisions"]))["decisions"]
-              if i["t"] == "middle" and i["by"] == "p1"][0]
+    middle = next(i for i in host_ws.state(lambda m: any(d["t"] == "middle" for d in m["decisions"]))["decisions"]
+              if i["t"] == "middle" and i["by"] == "p1")
     assert host_ws.act(action="input", input=middle)["ok"]
     view = host_ws.state(lambda m: m["view"]["seats"] == ["p2", "p1", "p3"])["view"]
     expect(page.locator("table.players tr[data-side]")).to_have_count(3)
