@@ -49,7 +49,7 @@ NO_SENSORS = "(no sensors)"  # the path of a board-less map (tables.for_game)
 DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
-TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
 LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
@@ -153,6 +153,7 @@ class Bridge:
                 t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
+            t.bounded = True  # the pump always takes: a queue older than that is overload, shed at the intake
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
@@ -384,7 +385,7 @@ class Bridge:
         transports = []
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
-            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links),
+            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
                                "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
                                "rejected": list(self.rejected.get(name, ()))})
         return {
