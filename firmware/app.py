@@ -32,7 +32,8 @@ DEFAULTS = {
     "outbox": 128,  # events kept until acknowledged
     "ring": 256,  # captured edges waiting for the sensing task
     "wdt_ms": 8000,  # watchdog: the board resets if the sensing loop stalls this long
-    "gc_ms": 1500,  # with scheduled (soft) IRQs: collect garbage this often, when every beam is lit
+    "gc_ms": 5000,  # with scheduled (soft) IRQs: collect garbage at least this often, when every beam is lit
+    "gc_free": 32768,  # ... or sooner, once the heap has less than this many bytes free
 }
 # Host `config` keys: "<kind or sensor id>.<setting>" (e.g. beam.min_us, tower-3.lockout_ms) or a board setting.
 SENSOR_KEYS = ("min_us", "lockout_ms", "stable_ms")
@@ -75,7 +76,8 @@ class App:
         self.rejected = 0  # host frames that failed to decode or were not for us
         self.reconnects = 0
         self.progress_ms = self.t0  # when the host last acknowledged something
-        self.led_at = self.beat_at = self.gc_at = self.t0  # last LED frame, heartbeat, collection
+        self.led_at = self.beat_at = self.gc_at = self.free_at = self.t0  # last LED frame, beat, collection, heap check
+        self.free = 1 << 30  # heap bytes free at the last check
         self.soft = False  # some pin IRQ is scheduled, not hard (esp32)
         self.wake = asyncio.Event()
         self.ring = Ring(self.opt["ring"])
@@ -92,6 +94,8 @@ class App:
         led = cfg.get("leds") or {}
         self.strip = Strip(led.get("pin", 0), led.get("count", 0), led.get("status", -1), led.get("groups"))
         self.link = None
+        if self.soft:
+            hal.gc_manual()  # the port would collect whenever the heap filled: maybe inside a ball
 
     # --- sensors -----------------------------------------------------------------
 
@@ -375,18 +379,25 @@ class App:
             self.beat_at = now_ms
             self.beat()
         self.housekeeping(now_ms)
-        if self.soft and time.ticks_diff(now_ms, self.gc_at) >= self.opt["gc_ms"]:
+        if self.soft and time.ticks_diff(now_ms, self.free_at) >= 250:
+            self.free_at = now_ms  # gc.mem_free() walks the heap's whole allocation table: not every cycle
+            self.free = hal.mem_free()
+        if self.soft and (self.free < self.opt["gc_free"] or time.ticks_diff(now_ms, self.gc_at) >= self.opt["gc_ms"]):
             self._collect(now_ms)
 
     def _collect(self, now_ms):
-        """Soft IRQs wait out a collection (30 ms with PSRAM): collect while every beam is lit, before
-        the heap fills and a collection starts on its own, maybe inside a ball that it would stretch."""
-        if self.ring.pending():
-            return
-        for b in self.beams:
-            if not b.quiet():
+        """Soft IRQs wait out a collection (~30 ms with the heap in PSRAM): collect only while every
+        beam is lit, as seldom as the heap allows, so a pause never stretches a break into a ball and
+        seldom hides one. The port's own collections are off (hal.gc_manual); if the beams stay busy
+        the heap grows instead, and only a nearly full one is collected whatever the beams do."""
+        if self.free >= self.opt["gc_free"] // 4:
+            if self.ring.pending():
                 return
+            for b in self.beams:
+                if not b.quiet():
+                    return
         self.gc_at = now_ms
+        self.free = 1 << 30
         hal.collect()
 
     async def _sensing(self, wdt):

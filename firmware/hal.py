@@ -20,6 +20,7 @@ HALF = const(0x20000000)
 
 _clock = getattr(machine, "sim_ticks_us", None)
 _collected = getattr(machine, "collect", None)
+_manual = getattr(machine, "gc_manual", None)
 # "rp2", "esp32", or the unix port's "linux"; a simulated board says which port it stands for.
 PORT = getattr(machine, "sim_port", None) or sys.platform
 
@@ -36,6 +37,23 @@ def collect():
     gc.collect()
     if _collected is not None:
         _collected()
+
+
+def gc_manual():
+    """Only collect()s from here on: the port never collects by itself, inside a ball.
+
+    With automatic collection off, a failed allocation on esp32 adds a heap area instead
+    (py/gc.c gc_alloc(), MICROPY_GC_SPLIT_HEAP_AUTO in ports/esp32/mpconfigport.h).
+    A simulated board is told instead: the unix port's own collections are not the board's.
+    """
+    if _manual is not None:
+        _manual()
+    else:
+        gc.disable()
+
+
+def mem_free():
+    return gc.mem_free()
 
 
 def diff(a, b):

@@ -150,6 +150,8 @@ class MqttLink:
             if not isinstance(self.failure, (OSError, str)):
                 # Not a network failure: worth seeing on the console, but still no reset.
                 print("mqtt: session ended by %r" % (self.failure,), file=sys.stderr)
+            else:
+                print("mqtt: session ended: %s" % (self.failure,), file=sys.stderr)  # what a console shows
             self.failure = None
             # Everything sent but not acknowledged goes again after the reconnect.
             self.app.reconnects += 1

@@ -67,6 +67,11 @@ class TableAdapter:
     def reset(self) -> None:
         """A new game, a resume or an undo: forget what was held for a timing rule."""
 
+    def in_move(self, state: dict) -> bool:
+        """Is a physical move under way (a piece lifted, not yet put down)? One undo takes the game back
+        to the last moment no move was under way, so a move of several sensor changes is one undo."""
+        return False
+
     def sense(self, state: dict, obj: str, kind: str, value: int, at: float) -> list | Ignore:
         """A sensor change of obj at host time `at` (seconds) -> [inputs to apply now], or Ignore.
         A game with a timing rule may hold it ([]) and hand it out from due()."""
@@ -130,6 +135,12 @@ class TableAdapter:
         if inp.get("t") in self.PRIVATE and inp.get("by") != viewer:
             return "a decision of %s" % inp.get("by", "a player")
         return " ".join([str(inp.get("t", "?"))] + ["%s" % inp[k] for k in sorted(inp) if k not in ("t",)])
+
+    def private_notes(self, view: dict, side: str, notes: list[str]) -> list[str]:
+        """A side's "only for you" list from its own view and the private announcements made to it.
+        A game whose announcements state where a secret is (which a later move changes) words those
+        from the view instead, so the list never says what is no longer true."""
+        return list(notes)
 
     def undo_notice(self, inp: dict, viewer) -> str:
         return "Undid: %s." % self.describe(inp, viewer)

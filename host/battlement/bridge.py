@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import dataclasses
 import errno
 import functools
 import logging
@@ -24,27 +25,31 @@ import time
 import traceback
 
 import shared_rules
-from battlement import hass, logs, onboarding
+from battlement import hass, logs, onboarding, tables
 from battlement import keys as boardkeys
+from battlement.boardhealth import BoardWatch, link_summary
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
 from battlement.metrics import Metrics
-from battlement.session import Session
+from battlement.session import Session, shown_path
 from battlement.sim import Simulator
 from battlement.sound import Sound
 from battlement.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
-from battlement.tables import TableMap, for_game, load
+from battlement.tables import TableMap, default_path, for_game, load
 from battlement.tokens import HOST_CODE_MIN, new_code
 from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
+from battlement.transport.mqtt import topic as mqtt_topic
 
 log = logging.getLogger("battlement.bridge")
 
+NO_SENSORS = "(no sensors)"  # the path of a board-less map (tables.for_game)
 DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
-TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
 
@@ -98,6 +103,8 @@ class Bridge:
         self.names: dict[int, str] = {}  # id(transport) -> its name for people ("serial", "mqtt <url>")
         self.rejected: dict[str, collections.deque] = {}  # transport name -> last rejected frames
         self.beats: dict[tuple, dict] = {}  # (table, board) -> its last heartbeat (outbox, dropped...)
+        self.watch = BoardWatch()  # each board's last hello, each sensor's last trigger and beam widths
+        self._links: dict[str, dict] = {}  # table -> boards online, as the pages were last told
         self.web_counters: dict[str, int] = {}  # the web app's: wrong codes, rate-limited, websocket junk
         self.onboarding: dict = {}  # addresses, port, mDNS state: set by serve() once the page is up
         self.led_sent = None  # hook(led, t_sent) for the benchmark
@@ -111,7 +118,11 @@ class Bridge:
     async def start(self) -> None:
         from battlement.transport import MqttTransport, SerialTransport
 
-        for table, tmap in self.tmaps.items():
+        for table, tmap in list(self.tmaps.items()):
+            # a simulated table switched to another game before a restart opens with that game
+            g = self.journal.open_game(table) if self.switchable(table) else None
+            if g is not None and g["game"] != tmap.game and g["game"] in self.games():
+                self.tmaps[table] = tmap = self._map_for(table, g["game"])
             self.sessions[table] = Session(tmap, self.journal, self.sound, self._sender(), self.throw_timeout)
         ports = list(self.serial)
         keys = {table: boardkeys.load(boardkeys.path_for(tmap.path)) for table, tmap in self.tmaps.items()}
@@ -145,8 +156,11 @@ class Bridge:
                 for board, key in ks.items():
                     t.keys[(table if isinstance(t, MqttTransport) else None, board)] = key
             t.signed = bool(t.keys)
+            if isinstance(t, MqttTransport):  # each table's boards online or offline, by table
+                t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
+            t.bounded = True  # the pump always takes: a queue older than that is overload, shed at the intake
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
@@ -282,10 +296,15 @@ class Bridge:
                        % (msg.board, " (table %s)" % msg.table if msg.table else ""))
             return
         if isinstance(msg, Event):
+            self.watch.event(table, msg)
             self.sessions[table].sensed(msg)
         elif isinstance(msg, Hello):
             tmap = self.tmaps[table]
-            if msg.board in tmap.boards:
+            self.watch.hello(table, msg)
+            if msg.board not in tmap.boards:
+                self._note("board %s said hello on table %s, but %s lists no board %s"
+                           % (msg.board, table, shown_path(tmap.path), msg.board))
+            else:
                 missing = sorted(s for s in tmap.sensors_of(msg.board) if s not in msg.sensors)
                 if missing:
                     self._note("board %s has no sensor(s) %s that %s maps" % (msg.board, ", ".join(missing), tmap.path))
@@ -341,6 +360,7 @@ class Bridge:
         says a timeout stands for (a miss, a shot that is over; undo corrects it)."""
         while True:
             await asyncio.sleep(0.5)
+            self._watch_links()
             for s in self.sessions.values():
                 s.apply_due()  # a timing rule's held input whose timer was lost
                 if s.timed_out():
@@ -374,7 +394,7 @@ class Bridge:
         transports = []
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
-            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links),
+            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
                                "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
                                "rejected": list(self.rejected.get(name, ()))})
         return {
@@ -385,9 +405,120 @@ class Bridge:
             "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},
             "tables": {table: dict(s.counters) for table, s in self.sessions.items()},
             "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
+            "board_health": self.board_health(),
             "notes": self.notes[-20:],
             "hass": dict(self.hass.counters) if self.hass is not None else None,
         }
+
+    def board_health(self) -> dict:
+        return self.watch.report(self.tmaps, self.transports, self.names, self.beats)
+
+    def link_of(self, table: str) -> dict:
+        """How many of the table's boards are online (every page shows it beside "live")."""
+        if table not in self._links:
+            self._links[table] = link_summary(self.board_health(), table)
+        return self._links[table]
+
+    def _watch_links(self) -> None:
+        """A board going offline or coming back changes no game: tell the pages all the same."""
+        report = self.board_health()
+        for table, s in self.sessions.items():
+            now = link_summary(report, table)
+            if self._links.get(table) != now:  # (the transport notes which board went offline)
+                self._links[table] = now
+                s._changed()
+
+    def led_test(self, table: str, board: str) -> dict:
+        """The health section's LED test: the board's lights blink white for a moment through the normal
+        LED path, then show the game again."""
+        tmap = self.tmaps[table]
+        if board not in tmap.boards:
+            return {"ok": False, "message": "table %s has no board %r" % (table, board)}
+        targets = sorted({o.led for o in tmap.objects.values() if o.led_board == board and o.led})
+        if not targets:
+            return {"ok": False, "message": "board %s has no lights on %s" % (board, shown_path(tmap.path))}
+        s = self.sessions[table]
+        for target in targets:
+            s.send(Led(board, target, "blink", 0xFFFFFF, 300, table))
+        self._note("LED test: board %s blinks its %d light%s for %.0f s" % (
+            board, len(targets), "" if len(targets) == 1 else "s", LED_TEST_SECONDS))
+        asyncio.get_running_loop().call_later(LED_TEST_SECONDS, s.forget_board, board)  # the game's lights back
+        return {"ok": True, "message": "", "lights": len(targets)}
+
+    # --- the game a table plays ----------------------------------------------------------
+
+    def switchable(self, table: str) -> bool:
+        """Can the host page switch this table's game? A simulated table on its game's shipped map: its
+        boards are made from the map, so they can be made again for another game. A real table's
+        boards are built for its one game."""
+        tmap = self.tmaps[table]
+        return self.simulate and not self.mqtt and tmap.path in (default_path(tmap.game), NO_SENSORS)
+
+    @staticmethod
+    def games() -> list[str]:
+        return [g for g in shared_rules.GAMES if os.path.exists(default_path(g)) or not tables.game_objects(g)]
+
+    def games_for(self, table: str) -> list[dict]:
+        """The games the host page offers for this table ([] when its game cannot be switched)."""
+        if not self.switchable(table):
+            return []
+        return [{"name": g, "title": shared_rules.load(g).TITLE} for g in self.games()]
+
+    def _map_for(self, table: str, game: str) -> TableMap:
+        return dataclasses.replace(for_game(game), table=table)
+
+    def new_game(self, table: str, game: str | None, options: dict, seed: int | None = None) -> None:
+        """The host page's new game: of this table's game, or of another one on a switchable table."""
+        s = self.sessions[table]
+        if game and game != s.tmap.game:
+            if not self.switchable(table):
+                raise UserError("table %s is built for %s (%s): its boards sense that game only"
+                                % (table, s.tmap.game, s.tmap.path))
+            if game not in self.games():
+                raise UserError("unknown game %r (games: %s)" % (game, ", ".join(self.games())))
+            self._switch(table, game)
+        s.new_game(game, options, seed)
+
+    def resume_previous(self, table: str) -> dict:
+        """The host page's "Resume the previous game" (switching back to its game when it was another)."""
+        s = self.sessions[table]
+        prev = self.journal.previous_game(table, s.game_id)
+        if prev is not None and prev["game"] != s.tmap.game and self.switchable(table) and prev["game"] in self.games():
+            self._switch(table, prev["game"])  # sets the game in progress aside
+        return s.resume_previous(prev)
+
+    def _switch(self, table: str, game: str) -> None:
+        """New simulated boards for the game: the old ones' ports closed, the new ones' opened."""
+        from battlement.transport import SerialTransport
+
+        tmap = self._map_for(table, game)
+        old = self.sims.pop(table, None)
+        serial = next((t for t in self.transports if isinstance(t, SerialTransport)), None)
+        if old is not None:
+            old.close()
+            for port in old.ports:
+                if serial is not None:
+                    serial.remove_port(port)
+        self.tmaps[table] = tmap
+        for key in [k for k in self._shown if k[0] == table]:
+            del self._shown[key]
+        for key in [k for k in self.beats if k[0] == table]:
+            del self.beats[key]
+        self.watch.forget(table)
+        self.sessions[table].switch(tmap)
+        keys = boardkeys.load(boardkeys.path_for(tmap.path)) if boardkeys.serial_signing(tmap.path) else {}
+        sim = Simulator(tmap, None, None, None, False, None, keys)
+        if serial is not None:
+            for board, key in keys.items():
+                serial.keys[(None, board)] = key
+            serial.signed = bool(serial.keys)
+        self.sims[table] = sim
+        if sim.ports and serial is None:
+            raise UserError("cannot switch to %s: this bridge has no serial transport for its boards" % game)
+        for port in sim.ports:
+            serial.add_port(port)
+        sim.start()
+        log.info("table %s now plays %s", table, game)
 
     def sensor_press(self, table: str, inp: dict) -> dict:
         """A page's sensor button: the simulated board reports it, so it travels the real path."""
@@ -479,6 +610,9 @@ async def serve(args) -> int:
     if hint:
         print("  note:       " + hint)
     print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))
+    if sys.stdout.isatty() and not getattr(args, "quiet", False):  # a log file or a service gets no drawing
+        print("  the scoreboard, for a phone's camera (%s/):" % base)
+        print(onboarding.terminal_qr(base + "/"), end="")
     print("  ready in %.2f s; Ctrl-C stops (the game resumes on the next start)" % (time.monotonic() - t0))
     sys.stdout.flush()
     try:
@@ -558,6 +692,9 @@ def register(sub) -> None:
     p.add_argument("--mdns", action=argparse.BooleanOptionalAction, default=True,
                    help="announce battlement.local over mDNS when serving beyond this machine (default on; "
                         "--no-mdns for a second bridge on the same network)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no QR code of the scoreboard in the terminal at start-up (it is left out anyway when "
+                        "the output is not a terminal)")
     logs.add_arguments(p)
     p.set_defaults(func=run)
 

@@ -68,11 +68,17 @@ class Session:
         self.private: dict[str, list[str]] = {}  # side -> private announcements
         self.prompts: list[dict] = []  # prompts of the last input
         self.paused = False
+        self.paused_sensed: dict | None = None  # while paused: {"count": changes not played, "object": the last}
         self.throw_timeout = throw_timeout
         self.last_input_at = time.monotonic()
         self.match: Match
         self.game_id = 0
         self.codes: dict[str, str] = {}
+        # Notices are numbered (a scoreboard that speaks says each once); the same game gives the same
+        # numbers, so what a page receives depends on the game alone. A restart numbers from 0 again.
+        self._note_id = 0
+        self._n = 0  # the input being applied: the notices it makes carry its number (undo marks them)
+        self.previous: dict | None = None  # the game a new one set aside, which can be taken up again
         if not self.resume():
             self.new_game(tmap.game, tmap.options)
 
@@ -86,6 +92,10 @@ class Session:
         try:
             mod = shared_rules.load(g["game"])
         except KeyError:
+            mod = None
+        if mod is None or g["game"] != self.tmap.game:  # this table is built for another game now
+            self.journal.finish(g["id"], None, "abandoned after %d inputs (the table plays %s)" % (
+                len(g["inputs"]), self.tmap.game))
             return False
         self.match = Match(mod, g["options"], g["seed"])
         self.game_id, self.codes = g["id"], g["codes"]
@@ -96,8 +106,31 @@ class Session:
                 self.journal.refuse(self.game_id, n, e.reason)
         self._note("Resumed the game of %s after %d inputs." % (self.match.game.TITLE, len(self.match.inputs)))
         self.adapter.reset()
+        self.previous = self.journal.previous_game(self.table, self.game_id)
         self._relight()
         return True
+
+    def resume_previous(self, prev: dict | None = None) -> dict:
+        """Take up again the game the last new game set aside; the one in progress is set aside in turn
+        (so a second "resume" goes back to it). Nothing is lost either way: both stay in the journal."""
+        prev = prev or self.journal.previous_game(self.table, self.game_id)
+        if prev is None:
+            return {"ok": False, "message": "there is no earlier game on this table to take up again"}
+        if prev["game"] != self.tmap.game:
+            return {"ok": False, "message": "the previous game is %s; this table is playing %s now: switch the "
+                    "game to %s first" % (prev["game"], self.tmap.game, prev["game"])}
+        self._set_aside()
+        self.journal.reopen(prev["id"])
+        self.notices, self.private, self.prompts, self.between = [], {}, [], None
+        if not self.resume():
+            return {"ok": False, "message": "the previous game could not be replayed"}
+        self._changed()
+        return {"ok": True, "message": ""}
+
+    def _set_aside(self) -> None:
+        """The game in progress, if unfinished, is left "abandoned": resumable from the host page."""
+        if self.game_id and not self.match.over:
+            self.journal.finish(self.game_id, None, "abandoned after %d inputs" % len(self.match.inputs))
 
     def new_game(self, game: str | None = None, options: dict | None = None, seed: int | None = None) -> None:
         game = game or self.tmap.game
@@ -124,16 +157,27 @@ class Session:
                                 game, " ".join(culprits) or "this set-up", len(missing), self.table,
                                 ", ".join(missing[:4]), ", ..." if len(missing) > 4 else "", shown_path(self.tmap.path),
                                 self.tmap.title))
-        if self.game_id and not self.match.over:
-            self.journal.finish(self.game_id, None, "abandoned after %d inputs" % len(self.match.inputs))
+        self._set_aside()
         self.match = match
         self.codes = {s: new_code() for s in sides_of(match)}
         self.game_id = self.journal.new_game(self.table, game, match.options, match.seed, self.codes)
         self.notices, self.private, self.prompts, self.between = [], {}, [], None
+        self.previous = self.journal.previous_game(self.table, self.game_id)
         self.adapter.reset()
         self._note("New game of %s." % mod.TITLE)
         self._relight()
         self._changed()
+
+    def switch(self, tmap: TableMap) -> None:
+        """The table plays another game from now on (a simulated table, whose boards are made for the
+        game): the game's own adapter, router and lights. The game in progress is set aside."""
+        self._set_aside()
+        self.tmap = tmap
+        self.adapter = adapter_for(shared_rules.load(tmap.game), fresh=True)
+        self.router = Router(tmap, self.adapter)
+        self.effects = Effects(tmap, self.adapter)
+        self.lit, self._drawn, self._touched = {}, None, set()
+        self.game_id = 0  # set aside above: the next new game or resume opens its own
 
     def _unsensed(self, game: str, options: dict) -> list[str]:
         """The objects a game with these options needs that the table map gives no sensor ([]: a map with none
@@ -183,6 +227,7 @@ class Session:
             self.counters["paused"] = self.counters.get("paused", 0) + 1
             self.journal.write_event(self.table, ev, obj, "paused")
             self.adapter.reset()
+            self._paused_note(obj)
             return {"ok": False, "message": "the game is paused"}
         if not inputs:  # held by a timing rule: journalled now, applied when its window is over
             self.journal.write_event(self.table, ev, obj, "held")
@@ -192,6 +237,25 @@ class Session:
         for inp in inputs:
             reply = self.apply(inp, source="sensor %s" % obj, event=(self.table, ev, obj))
         return reply
+
+    def _paused_note(self, obj: str) -> None:
+        """Said, not silently dropped: one notice per pause that counts what was not played (a table
+        being reset makes many changes), and for the host page the last object sensed."""
+        self.paused_sensed = {"count": self.paused_sensed["count"] + 1 if self.paused_sensed else 1, "object": obj}
+        n = self.paused_sensed["count"]
+        text = ("The game is paused: %d sensor change%s not played. Resume to play on."
+                % (n, " was" if n == 1 else "s were"))
+        if self.notices and self.notices[-1].get("kind") == "paused":
+            self.notices[-1]["text"] = text
+        else:
+            self._note(text, kind="paused")
+        self._changed()
+
+    def pause(self, paused: bool) -> None:
+        self.paused = paused
+        self.paused_sensed = None
+        self._note("Game paused: sensors are not played until it resumes." if paused else "Game resumed.")
+        self._changed()
 
     def apply_due(self, now: float | None = None) -> None:
         """Apply what a timing rule held once its window is over."""
@@ -224,6 +288,13 @@ class Session:
             self._changed()
             return {"ok": False, "message": "only the deciding side's own page makes that decision", "n": 0}
         n = self.journal.write_input(self.game_id, source, inp, event)
+        self._n = n
+        try:
+            return self._applied(inp, source, n)
+        finally:
+            self._n = 0
+
+    def _applied(self, inp: dict, source: str, n: int) -> dict:
         try:
             fx = self.match.apply(inp)
         except Illegal as e:
@@ -249,22 +320,47 @@ class Session:
         return {"ok": True, "message": "", "n": n}
 
     def undo(self) -> dict:
-        last = self.journal.undo_last(self.game_id)
-        if last is None or not self.match.inputs:
+        """Take back the last physical move: its inputs back to the last moment no move was under way
+        (a piece lifted and put down: one undo). They stay in the journal, marked undone, and the
+        notices they made stay in the log, marked undone."""
+        undone: list[tuple[int, dict]] = []
+        while self.match.inputs:
+            last = self.journal.undo_last(self.game_id)
+            if last is None:
+                break
+            self.match.undo()
+            undone.append(last)
+            if not self.adapter.in_move(self.match.state):
+                break
+        if not undone:
             return {"ok": False, "message": "nothing to undo"}
-        self.match.undo()
         self.adapter.reset()
         self.prompts = []  # they asked about the input now taken back; the pages fall back to the view
         self.counters["undo"] += 1
-        # worded by the game for each viewer: a side's secret decision is told in full to that side only
-        self._note(self.adapter.undo_notice(last, None))
-        by = last.get("by")
-        if isinstance(by, str) and by in self.codes:
-            self.private.setdefault(by, []).append(self.adapter.undo_notice(last, by))
-            del self.private[by][:-KEEP_NOTES]
+        ns = {n for n, _inp in undone}
+        if len(undone) > 1:  # the journal says which inputs one undo took back together
+            together = "undone as one move: inputs %s" % ", ".join(str(n) for n in sorted(ns))
+            for n in ns:
+                self.journal.settle(self.game_id, n, "undone", together)
+        said = []
+        for note in self.notices:
+            if note.get("n") in ns:
+                note["undone"] = True
+                if note["kind"] == "say":
+                    said.append(note["text"])
+        first = undone[-1][1]
+        if len(undone) > 1:  # one move of several sensor changes: the words the game said for it
+            self._note("Undid: %s" % said[0] if said else "Undid one move (%d sensor changes)." % len(undone))
+        else:
+            # worded by the game for each viewer: a side's secret decision is told in full to that side only
+            self._note(self.adapter.undo_notice(first, None))
+            by = first.get("by")
+            if isinstance(by, str) and by in self.codes:
+                self.private.setdefault(by, []).append(self.adapter.undo_notice(first, by))
+                del self.private[by][:-KEEP_NOTES]
         self._relight()
         self._changed()
-        return {"ok": True, "message": ""}
+        return {"ok": True, "message": "", "undone": len(undone)}
 
     def sensor_for(self, inp: dict) -> list[tuple[str, str, int]]:
         """[(board, sensor, value)] simulated boards must report to play an input by hand; [] if none."""
@@ -381,14 +477,18 @@ class Session:
         for key in sorted(progress):
             self.journal.set_progress(self.table, key, progress[key])
         self.between = None
-        self._note(said)
+        self._note(said, kind="say")
         self.sound.say(said)
         self._changed()
         return {"ok": True, "message": "", "n": 0}
 
     def _note(self, text: str, kind: str = "info") -> None:
         log.log(logging.INFO if kind in ("info", "say") else logging.WARNING, "%s: %s", self.table, text)
-        self.notices.append({"kind": kind, "text": text})
+        self._note_id += 1
+        note = {"kind": kind, "text": text, "id": self._note_id}  # id: a scoreboard speaks each once
+        if self._n:
+            note["n"] = self._n  # the input that made it (undo marks it undone)
+        self.notices.append(note)
         del self.notices[:-KEEP_NOTES]
 
     def _changed(self, fx: list | None = None) -> None:
@@ -430,16 +530,32 @@ class Session:
             "options": self.match.options, "option_specs": self.option_specs(),
             "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
+            "timeout": self.timeout_input(),  # what the host's timeout button enters now (None: no button)
+            "previous": self._previous_words(),
+            "paused_sensed": self.paused_sensed if self.paused else None,
             # every question in words, as the game words it for the host
             "prompts": self._prompts("host"),
         })
         return out
 
+    def _previous_words(self) -> dict | None:
+        """The game "Resume the previous game" takes up again, for the host page's button."""
+        p = self.previous
+        if p is None:
+            return None
+        try:
+            title = shared_rules.load(p["game"]).TITLE
+        except KeyError:
+            return None
+        return {"game": p["game"], "title": title, "summary": p["summary"], "started": p["started"],
+                "here": p["game"] == self.tmap.game}
+
     def for_side(self, side: str) -> dict:
         legal = self.match.legal()
+        view = self.match.view(side)
         out = self.public()
         out.update({
-            "side": side, "view": self.match.view(side), "private": self.private.get(side, []),
+            "side": side, "view": view, "private": self.adapter.private_notes(view, side, self.private.get(side, [])),
             "decisions": [i for i in legal if i.get("by") == side][:300],
             "prompts": self._prompts(side),
         })

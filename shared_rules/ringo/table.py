@@ -28,6 +28,16 @@ class Table(TableAdapter):
     def objects(self, options):
         return {name: "presence" for name in self.rules.NAMES}
 
+    def describe(self, inp, viewer):
+        """A sensor change in words (an undo of a piece still in the air names it so)."""
+        if inp.get("t") == "cell":
+            return ("a piece put on %s" if inp.get("occupied") else "a piece lifted from %s") % inp.get("cell")
+        return TableAdapter.describe(self, inp, viewer)
+
+    def in_move(self, state):
+        """Lifted and not yet put down: the lift and the place are one move (and one undo)."""
+        return state.get("hand") is not None
+
     def sense(self, state, obj, kind, value, at):
         return [{"t": "cell", "cell": obj, "occupied": bool(value)}]
 

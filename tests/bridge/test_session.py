@@ -98,10 +98,9 @@ def test_undo_takes_back_the_move_and_the_lights(tmp_path):
             sim.press("d5", 0)
             sim.press("d4", 1)
             await until(lambda: sim.led_of("d4") == ("solid", ATT, 0), what="move lit")
-            assert s.undo()["ok"]  # the last sensor change (d4 on) is taken back: d5 is lifted again
-            assert s.match.view()["cells"].get("d4") is None
+            assert s.undo()["undone"] == 2  # the lift and the place: one move, one undo
+            assert s.match.view()["cells"].get("d4") is None and s.match.state["hand"] is None
             await until(lambda: sim.led_of("d4")[0] == "off", what="d4 dark after undo")
-            assert s.undo()["ok"]
             await until(lambda: sim.led_of("d5") == ("solid", ATT, 0), what="d5 lit after undo")
             assert s.undo() == {"ok": False, "message": "nothing to undo"}
     asyncio.run(go())

@@ -9,6 +9,8 @@ second (a PUBACK or PINGRESP later than keepalive/2), so each test stays short.
 """
 
 import asyncio
+import os
+import signal
 
 from battlement.fwsim import FirmwareProcess
 from battlement.messages import Event, Hello
@@ -67,9 +69,9 @@ def assert_no_reset(fw):
     assert "machine.reset()" not in log and "Traceback" not in log, log[-2000:]
 
 
-def through_proxy(mosquitto, table, body, refuse=0):
+def through_proxy(mosquitto, table, body, refuse=0, **proxy_opts):
     """Run body(t, fw, proxy): a firmware board whose link to the broker goes through a fault proxy."""
-    proxy = Proxy(mosquitto.port).start()
+    proxy = Proxy(mosquitto.port, **proxy_opts).start()
     if refuse:
         proxy.refuse(refuse)
 
@@ -195,3 +197,76 @@ def test_tls_with_the_ca_from_the_config(tmp_path):
     finally:
         broker.close()
         other.close()
+
+
+def test_a_write_the_small_lwip_send_buffer_cannot_take_keeps_the_outbox(mosquitto):
+    # The board's TCP socket holds only TCP_SND_BUF unacknowledged bytes (5744 on the ESP32's lwIP,
+    # tests/firmware/fakes/socket.py). A link that stops taking data (a congested access point, a
+    # broker that does not read) fills it within a few KB: the next write would block. It waits
+    # response_ms at most, then the session goes, and every event stays in the outbox.
+    async def body(t, fw, proxy):
+        await next_of(t, Hello, 15)
+        drop(fw, 0, 3)
+        seen = await events(t, 3)
+        proxy.choke()  # nothing more is read from the board: its send buffer fills
+        drop(fw, 3, 90)  # ~12 KB of events: more than the send buffer and the small window together
+        fw.wait_pixels(lambda px: px[0] == (0x40, 0, 0), timeout=15)
+        await asyncio.sleep(1.0)
+        assert "write stalled" in fw.log(), fw.log()[-2000:]  # a write blocked, not a missing PUBACK
+        proxy.resume()
+        seen += await events(t, 90, timeout=30)
+        assert_once_in_order(seen, 93)
+        await no_more_events(t)
+        assert_no_reset(fw)
+
+    through_proxy(mosquitto, "faults-6", body, rcvbuf=4096)
+
+
+def _broker_frozen(broker, table, killed):
+    """SIGSTOP the real Mosquitto for longer than the keepalive (balls keep falling), then SIGCONT it,
+    or SIGKILL it while stopped and start a new one on the same port."""
+
+    async def main():
+        t = MqttTransport(broker.url, table=table)
+        await t.start()
+        fw = board(broker.url, table)
+        try:
+            fw.start()
+            await next_of(t, Hello, 15)
+            drop(fw, 0, 5)
+            seen = await events(t, 5)
+            os.kill(broker.proc.pid, signal.SIGSTOP)
+            try:
+                drop(fw, 5, 10)  # they wait in the outbox: no PUBACK comes from a frozen broker
+                # keepalive 2 s: the board gives the session up after about a second of silence,
+                # and its reconnects meet a kernel that accepts the TCP but a broker that never answers.
+                fw.wait_pixels(lambda px: px[0] == (0x40, 0, 0), timeout=10)
+                await asyncio.sleep(3.5)  # stopped 1.5 keepalives and more in all
+            finally:
+                if killed:
+                    broker.kill()  # SIGKILL ends a stopped process too
+                else:
+                    os.kill(broker.proc.pid, signal.SIGCONT)
+            if killed:
+                broker.start()
+            seen += await events(t, 10, timeout=30)
+            assert_once_in_order(seen, 15)
+            await no_more_events(t)
+            fw.wait_pixels(lambda px: px[0] == (0, 0x20, 0), timeout=15)
+            drop(fw, 15, 3)  # and the link works on
+            seen += await events(t, 3)
+            assert_once_in_order(seen, 18)
+            assert_no_reset(fw)
+        finally:
+            fw.stop()
+            await t.stop()
+
+    asyncio.run(main())
+
+
+def test_broker_stopped_longer_than_the_keepalive_then_continued(mosquitto_fresh):
+    _broker_frozen(mosquitto_fresh, "faults-7", killed=False)
+
+
+def test_broker_killed_while_stopped_and_started_again(mosquitto_fresh):
+    _broker_frozen(mosquitto_fresh, "faults-8", killed=True)

@@ -136,3 +136,35 @@ def test_balls_fall_on_while_the_host_does_not_read_the_usb_serial(fw_code):
     assert score["ball 5-30 ms"]["one"] == 40
     assert stats["usb_blocked_us"] >= 100_000
     assert stats["ring_dropped"] == 0
+
+
+def test_esp32_collections_start_only_while_every_beam_is_lit(fw_code):
+    # The port's own collections are off (hal.gc_manual): a collection never starts inside a break,
+    # where it would hold the clear edge back and stretch a 0.3 ms flicker into a 30 ms "ball".
+    edges, truth = drops.timeline(300, seed=23)
+    events, stats = drops.run(fw_code, "esp32-gc", edges, lines=drops.animate(73), leds=73, seed=7)
+    windows = stats["gc_windows"]
+    span = edges[-1][0] - edges[0][0]
+    assert 1 <= len(windows) <= span // 5_000_000 + 2  # every gc_ms (5 s), not every 2 s as the port would
+    for a, _ in windows:
+        assert not any(s < a < e for _, s, e in truth), "a collection began inside a break"
+    score, unmatched = drops.score(truth, events)
+    assert unmatched == 0
+    assert score["noise 0.1-0.5 ms"]["one"] == 0
+
+
+def test_esp32_a_ball_wholly_inside_a_collection_is_missed_never_doubled(fw_code):
+    # What software cannot do on the ESP32: its pin handlers are scheduled, so while a collection
+    # holds the VM (~30 ms with the heap in PSRAM) both edges of a ball wait, and reach the
+    # firmware together when it ends, with one time: no width, so no ball. The firmware's first
+    # collection comes gc_ms (5 s) after the start; a ball inside it is lost, one after it is not.
+    edges = [(5_010_000, PIN, 0), (5_022_000, PIN, 1), (5_100_000, PIN, 0), (5_112_000, PIN, 1)]
+    truth = [("ball 5-30 ms", 5_010_000, 5_022_000), ("ball 5-30 ms", 5_100_000, 5_112_000)]
+    events, stats = drops.run(fw_code, "esp32-gc", edges, seed=3)
+    (a, b), *_ = stats["gc_windows"]
+    assert a <= 5_010_000 and 5_022_000 <= b  # the first ball fell wholly inside the pause
+    score, unmatched = drops.score(truth, events)
+    assert drops.hidden(truth, stats) == {0}
+    assert score["ball 5-30 ms"]["none"] == 1 and score["ball 5-30 ms"]["one"] == 1
+    assert score["ball 5-30 ms"]["double"] == 0 and unmatched == 0
+    assert stats["cup-1"]["glitches"] == 1  # judged a glitch: too short as the firmware saw it

@@ -8,6 +8,8 @@ blocks (FirmwareProcess.sync, wait_pixels). Faults, each as a board would meet i
     p.blackhole()    # every open connection goes silent both ways and stays open (half-open TCP:
                      # Wi-Fi gone without a FIN); the board's close is not passed on either
     p.stall() / p.resume()   # stop forwarding everything (open and new connections), then go on
+    p.choke() / p.resume()   # stop reading from the clients at all: their TCP send buffers fill
+                             # (with Proxy(..., rcvbuf=4096) a few KB in, as a congested Wi-Fi link)
 
 p.accepted counts connections, p.refused those refuse() turned away, and
 p.closed_by_client those the client closed itself (a FIN from its side before the
@@ -16,6 +18,7 @@ has closed_by_client < accepted - 1.
 """
 
 import asyncio
+import socket
 import threading
 
 from support.procs import free_port
@@ -29,8 +32,9 @@ class _Conn:
 
 
 class Proxy:
-    def __init__(self, target_port, target_host="127.0.0.1"):
+    def __init__(self, target_port, target_host="127.0.0.1", rcvbuf=None):
         self.target = (target_host, target_port)
+        self.rcvbuf = rcvbuf  # SO_RCVBUF of the accepted connections (set before listen, so the window is small from the SYN on)
         self.port = free_port()
         self.accepted = 0
         self.refused = 0
@@ -58,7 +62,12 @@ class Proxy:
         self._flowing = asyncio.Event()
         self._flowing.set()
         self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._client, "127.0.0.1", self.port)
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.rcvbuf:
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.rcvbuf)
+        ls.bind(("127.0.0.1", self.port))
+        server = await asyncio.start_server(self._client, sock=ls)
         ready.set()
         await self._stop.wait()
         server.close()
@@ -131,8 +140,23 @@ class Proxy:
     def stall(self):
         self._call(self._flowing.clear)
 
+    def choke(self):
+        def go():
+            self._flowing.clear()
+            for c in self._conns:
+                if c.writers:
+                    c.writers[0].transport.pause_reading()
+
+        self._call(go)
+
     def resume(self):
-        self._call(self._flowing.set)
+        def go():
+            for c in self._conns:
+                if c.writers and not c.writers[0].transport.is_closing():
+                    c.writers[0].transport.resume_reading()
+            self._flowing.set()
+
+        self._call(go)
 
     def close(self):
         if self._loop is not None:

@@ -117,8 +117,7 @@ class Twin:
         elif kind == "undo":
             s.undo()
         elif kind == "pause":
-            s.paused = not s.paused
-            s._note("Game paused: sensors are ignored." if s.paused else "Game resumed.")
+            s.pause(not s.paused)
         elif kind == "new":
             s.new_game(None, arg[0], seed=arg[1])
 

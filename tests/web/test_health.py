@@ -9,9 +9,9 @@ import paho.mqtt.client as mqtt
 from battlement import tables
 
 
-def table_file(tmp_path, tid):
-    path = tables.default_path("ringo")
-    text = pathlib.Path(path).read_text().replace('table = "ringo"', 'table = "%s"' % tid)
+def table_file(tmp_path, tid, game="ringo"):
+    path = tables.default_path(game)
+    text = pathlib.Path(path).read_text().replace('table = "%s"' % game, 'table = "%s"' % tid)
     out = tmp_path / (tid + ".toml")
     out.write_text(text)
     return str(out)

@@ -69,6 +69,7 @@ def test_new_pong_game_with_a_scenario_and_blue_first(bridge_process, browser, s
     before = state_of(b)["codes"]
     shots(host, "options-form-chosen")
     host.locator("#new").click()
+    host.locator("#new-yes").click()  # the page asks first
     host.wait_for_selector("#new-result >> text=New game started.")
     public.wait_for_selector("#notices >> text=New game of Medieval Pong.")
 
@@ -91,6 +92,7 @@ def test_new_pong_game_with_a_scenario_and_blue_first(bridge_process, browser, s
     codes = st["codes"]
     host.select_option("#opt-sets", label="2")
     host.locator("#new").click()
+    host.locator("#new-yes").click()  # the page asks first
     refused = host.locator("#new-result.refused")
     refused.filter(has_text="with 2 sets each side takes the fixed 18-character roster").wait_for()
     assert "The current game is unchanged." in refused.inner_text()
@@ -98,6 +100,7 @@ def test_new_pong_game_with_a_scenario_and_blue_first(bridge_process, browser, s
     # two sets of towers on this one-set table: refused, naming the map and what it is built for
     host.select_option("#opt-team", label="base")
     host.locator("#new").click()
+    host.locator("#new-yes").click()  # the page asks first
     refused.filter(has_text="no sensor for").wait_for()
     text = refused.inner_text()
     assert "sets=2 needs 18 object(s) table medieval-pong has no sensor for" in text
@@ -108,6 +111,7 @@ def test_new_pong_game_with_a_scenario_and_blue_first(bridge_process, browser, s
     host.select_option("#opt-sets", label="1")
     host.fill("#opt-unlocked", "wizard")
     host.locator("#opt-unlocked").press("Enter")
+    host.locator("#new-yes").click()  # Enter in the form asks first too
     host.wait_for_selector("#new-result >> text='wizard' is not an alternative character")
 
     # the game in progress is the same game, blue still to throw, nothing abandoned
@@ -129,6 +133,7 @@ def test_two_set_table_form_starts_from_the_table_map(bridge_process, browser):
     # one set on a two-set table: its sensors cover the 9 towers, so the game starts
     host.select_option("#opt-sets", label="1")
     host.locator("#new").click()
+    host.locator("#new-yes").click()  # the page asks first
     host.wait_for_selector("#new-result >> text=New game started.")
     expect(host.locator("#options-now")).to_contain_text("sets 1")
     assert chosen(host, "sets") == "1" and "(default: 2)" in host.locator("#opt-sets-help").inner_text()

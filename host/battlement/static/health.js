@@ -17,6 +17,68 @@
     return keys.length ? keys.map((k) => k + " " + c[k]).join(" | ") : "none";
   }
   function time(at) { return new Date(at * 1000).toLocaleTimeString(); }
+  function ago(at) {
+    if (!at) return "never";
+    const s = Math.max(0, Math.round(Date.now() / 1000 - at));
+    return time(at) + " (" + (s < 60 ? s + " s" : Math.round(s / 60) + " min") + " ago)";
+  }
+  const SVG = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, parent) {
+    const e = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach((k) => e.setAttribute(k, attrs[k]));
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  // A beam's recent break widths (dots, oldest left) against the threshold the firmware counts a ball
+  // from (dashed line): breaks close to or under it mean a badly aligned beam.
+  function widthPlot(sensor) {
+    const W = 180, H = 44, widths = sensor.widths_us || [], min = sensor.min_pulse_us;
+    const top = Math.max(min * 2, ...widths) * 1.1;
+    const y = (us) => (H - 4 - (H - 8) * us / top).toFixed(1);
+    const plot = svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", class: "width-plot" });
+    const words = widths.length ? "last " + widths.length + " breaks " + (Math.min(...widths) / 1000).toFixed(1) + "-" +
+      (Math.max(...widths) / 1000).toFixed(1) + " ms" : "no breaks yet";
+    svg("title", {}, plot).textContent = sensor.id + ": " + words + "; a ball counts from " + (min / 1000).toFixed(1) + " ms";
+    svg("rect", { x: 0, y: 0, width: W, height: H, class: "plot-bg" }, plot);
+    svg("line", { x1: 0, x2: W, y1: y(min), y2: y(min), class: "threshold" }, plot);
+    widths.forEach((us, i) => svg("circle", { cx: (6 + i * (W - 12) / Math.max(1, widths.length - 1)).toFixed(1), cy: y(us), r: 2.5,
+      class: us < min * 1.5 ? "near" : "ok" }, plot));
+    return plot;
+  }
+  const send = (msg) => window.BATTLEMENT_SEND && window.BATTLEMENT_SEND(msg);
+  const STATE = { online: "online", offline: "OFFLINE", "never seen": "never seen (no hello yet)" };
+
+  // One card per board, as ESPHome lists its devices.
+  function boardCards(parent, bh) {
+    (bh.boards || []).forEach((b) => {
+      const card = add(parent, "div", undefined, "board-card " + b.state.replace(" ", "-"));
+      card.dataset.board = b.board; card.dataset.state = b.state;
+      const head = add(card, "div", undefined, "board-head");
+      add(head, "strong", b.table + "/" + b.board);
+      add(head, "span", " " + STATE[b.state] + (b.link ? " on " + b.link : "") +
+        (b.state === "offline" && b.since ? " since " + time(b.since) : ""), "board-state");
+      if (b.leds) {
+        const test = add(head, "button", "LED test", "led-test");
+        test.title = "blink this board's " + b.leds + " lights for a moment";
+        test.disabled = b.state !== "online";
+        test.onclick = () => send({ action: "led-test", board: b.board });
+      }
+      const h = b.hello, beat = b.beat;
+      add(card, "div", "hello " + (h ? ago(h.at) + ", boot " + h.boot + ", firmware " + h.firmware + ", profile " + h.profile : "never"), "small board-hello");
+      add(card, "div", "beat " + (beat ? ago(beat.at) + ": outbox " + beat.outbox + ", queued " + beat.queued + ", dropped " +
+        beat.dropped + ", reconnects " + beat.reconnects + ", up " + Math.round(beat.uptime_ms / 1000) + " s" : "none yet"),
+        "small board-beat" + (beat && beat.dropped ? " warn" : ""));
+      if ((b.missing || []).length) add(card, "div", "the map has sensor(s) this board does not: " + b.missing.join(", "), "small warn board-missing");
+      const list = add(card, "ul", undefined, "small sensors");
+      b.sensors.forEach((s) => {
+        const li = add(list, "li"); li.dataset.sensor = s.id;
+        li.appendChild(el("span", s.id + (s.object ? " (" + s.object + ")" : "") + " " + s.kind + ": last " +
+          (s.last_at ? ago(s.last_at) + " = " + s.last_value + (s.count > 1 ? ", " + s.count + " in all" : "") : "never")));
+        if (s.kind === "beam") li.appendChild(widthPlot(s));
+      });
+    });
+    (bh.unknown || []).forEach((u) => add(parent, "div", u.words, "small warn unknown-board"));
+  }
 
   const section = el("section", undefined, "card");
   section.id = "health";
@@ -28,6 +90,7 @@
   const log = document.getElementById("log");
   if (main) main.insertBefore(section, log || null);
 
+  let boardsOpen = null, wasDown = false;  // the host's own choice to fold or open the boards wins
   function render(h) {
     const tasks = h.tasks || [];
     const troubled = tasks.filter((t) => t.restarts || t.state !== "running");
@@ -58,6 +121,25 @@
     Object.keys(h.router || {}).sort().forEach((table) => {
       add(details, "div", "router " + table + ": " + counts(h.router[table]), "small router-counters");
     });
+    const bh = h.board_health || {};
+    const cards = bh.boards || [];
+    const down = cards.filter((b) => b.state !== "online");
+    if (cards.length) words.push(down.length ? down.length + " of " + cards.length + " boards not online: " +
+      down.map((b) => b.board + " " + b.state).join(", ") + "." : "All " + cards.length + " boards online.");
+    if ((bh.unknown || []).length) words.push(bh.unknown.length + " unknown board(s).");
+    summary.textContent = words.join(" ");
+    if (down.length || (bh.unknown || []).length) summary.className = "health-summary warn";
+    if (cards.length || (bh.unknown || []).length) {
+      // folded while every board is well (the page stays short on a phone), open when one is not
+      const fold = add(details, "details", undefined, "boards-fold");
+      fold.open = boardsOpen === null ? down.length > 0 || (bh.unknown || []).length > 0 : boardsOpen;
+      if (down.length && !wasDown) fold.open = true;
+      wasDown = down.length > 0;
+      const head = add(fold, "summary", "Boards: " + (cards.length - down.length) + " of " + cards.length + " online" +
+        ((bh.unknown || []).length ? ", " + bh.unknown.length + " unknown" : ""));
+      head.onclick = () => { boardsOpen = !fold.open; };  // the host's click, not a redraw's
+      boardCards(add(fold, "div", undefined, "board-cards"), bh);
+    }
     if (boards.length) {
       add(details, "h3", "Boards (last heartbeat)");
       const bl = add(details, "ul", undefined, "small boards");

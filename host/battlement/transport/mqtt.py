@@ -5,38 +5,50 @@ Topics (docs/protocol.md, "MQTT"):
     battlement/<table>/<board>/up       board -> host frames, one per message, events QoS 1
     battlement/<table>/<board>/down     host -> board frames (led/config/ping/evack), QoS 1
 
-The connection is our own small asyncio MQTT client (transport.mqttclient), on the
-bridge's loop: no network thread to fight over the GIL, a burst read in one go and
-acknowledged in one write. Messages go straight to the shared intake
-(transport.base), which decodes, dedupes and queues them; a keeper task connects,
-subscribes, and reconnects (1 s doubling to 5 s) whenever the link drops.
-
-Beside the boards' topics, others on the same connection (Home Assistant's, battlement.hass):
-    t.will = (topic, payload, retain)        set before start(): the broker publishes it if we vanish
-    t.on_connected.append(fn)                fn() after every (re)connect and subscribe
-    t.subscribe_extra(filter, fn)            fn(topic, payload) for each message matching filter
-    t.publish_raw(topic, payload, qos, retain) -> bool   False if it could not go now
+The connection is gmqtt (native asyncio, MQTT 5; chosen by measurement, docs/bridge.md "MQTT
+client"), on the bridge's loop: no network thread to fight over the GIL. Messages go straight to
+the shared intake (transport.base), which decodes, dedupes and queues them; a keeper task connects,
+subscribes, and reconnects (1 s doubling to 5 s) whenever the link drops. MQTT 5 where the broker
+speaks it: the broker keeps our session (subscriptions, what boards send meanwhile, commands not yet
+acknowledged) across a dropped link for SESSION_EXPIRY, and commands expire after COMMAND_EXPIRY so a
+stale LED pattern is never shown late; a broker that refuses 5 gets 3.1.1 with a clean session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import logging
 import os
 import re
 import ssl
+import time
 import uuid
 from collections.abc import Callable
 from urllib.parse import unquote, urlsplit
 
+import gmqtt
+from gmqtt.mqtt.constants import MQTTv50, MQTTv311
+from gmqtt.mqtt.handler import MQTTConnectError
+
 from battlement.errors import UserError
 from battlement.transport.base import PING_EVERY, NoRoute, Transport
-from battlement.transport.mqttclient import MqttClient, Refused
 from battlement.wire import MAX_FRAME
 
 ROOT = "battlement"
 TOPICS_KNOWN = 10_000  # parsed topics remembered (a table of boards has a handful each)
 RECONNECT_MIN, RECONNECT_MAX = 1.0, 5.0  # seconds between connection attempts, doubling
 FIRST_CONNECT = 5.0  # start() waits at most this long for the first attempt (subscribed, refused or unreachable)
+ANSWER_WITHIN = 5.0  # seconds for the broker to answer CONNECT or SUBSCRIBE
+KEEPALIVE = 15  # seconds; a broker silent for two of these is taken as gone
+SESSION_EXPIRY = 120  # MQTT 5: seconds the broker keeps our session after the link drops
+COMMAND_EXPIRY = 10  # MQTT 5: seconds a command may wait at the broker before it is dropped as stale
+OUTBOX_MAX = 10_000  # QoS 1 messages waiting for a free packet id (the broker's receive maximum); oldest go first
+TOPICS_MATCHED = 1000  # topics remembered per extra subscription lookup
+VERSIONS = {MQTTv50: "MQTT 5", MQTTv311: "MQTT 3.1.1"}
+# gmqtt logs every lost connection as a warning with a traceback; the transport says it in words
+# (links, notes). Its errors still show.
+logging.getLogger("gmqtt").setLevel(logging.ERROR)
 ID_RE = re.compile(r"^[a-z0-9-]{1,32}$")
 
 
@@ -75,8 +87,106 @@ def parse_url(url: str) -> tuple[str, int, bool, str | None, str | None]:
     return u.hostname, port, tls, user, password
 
 
+class Refused(Exception):
+    """The broker refused the login or a subscription; str() says which."""
+
+
+class _Client(gmqtt.Client):
+    """gmqtt with three things left to the transport:
+    - when to reconnect: the keeper's backoff and link states;
+    - a QoS 1 message beyond the broker's receive maximum (Mosquitto's is 20): it waits in an
+      outbox, sent as acknowledgements come, instead of raising;
+    - what a broker that kept no session of ours will never acknowledge: gmqtt drops it but keeps
+      its packet id (a few broker restarts would use them all up); here the id is freed and the
+      message goes again unless it is stale by then.
+    """
+
+    def __init__(self, client_id: str, counters: dict[str, int], **kw):
+        super().__init__(client_id, **kw)
+        self.counters = counters
+        self.sent: dict[int, tuple] = {}  # packet id -> message, until the broker acknowledges it
+        self.outbox: collections.deque = collections.deque()  # messages waiting for a packet id
+        self.why: str | None = None  # why the last connection ended, if known
+
+    async def reconnect(self, delay=False):  # called by gmqtt when a link drops: the keeper decides
+        pass
+
+    async def _create_connection(self, *args, **kw):
+        conn = await super()._create_connection(*args, **kw)
+        self.why = None
+        proto = conn._protocol
+        closed = proto.connection_lost
+
+        def connection_lost(exc):  # why it ended, before gmqtt's bookkeeping writes over it
+            silent = time.monotonic() - conn._last_data_in
+            if silent >= 2 * conn.keepalive:
+                self.why = "the broker went silent for %d s" % silent
+            elif exc is not None:
+                self.why = str(exc) or type(exc).__name__
+            closed(exc)
+
+        proto.connection_lost = connection_lost
+        return conn
+
+    def send(self, topic: str, payload: bytes, qos: int, retain: bool, expiry: float | None) -> None:
+        """Publish now, or (QoS 1, no packet id free) as soon as the broker acknowledges an earlier one."""
+        msg = (topic, payload, qos, retain, None if expiry is None else time.monotonic() + expiry)
+        # In order behind those already waiting; kept while the link is down (and sent after it is back).
+        if qos and self.outbox or not self.is_connected or not self._try(msg):
+            self._wait(msg)
+
+    def _wait(self, msg) -> None:
+        if len(self.outbox) >= OUTBOX_MAX:
+            self.outbox.popleft()
+            self.counters["dropped-inflight"] += 1
+        self.outbox.append(msg)
+
+    def _try(self, msg) -> bool:
+        topic, payload, qos, retain, deadline = msg
+        props = {}
+        if deadline is not None:
+            left = int(deadline - time.monotonic() + 0.999)
+            if left <= 0:
+                self.counters["expired"] = self.counters.get("expired", 0) + 1
+                return True  # stale: gone, as the broker would have dropped it
+            props["message_expiry_interval"] = left
+        try:
+            mid, package = self._connection.publish(gmqtt.Message(topic, payload, qos=qos, retain=retain, **props))
+        except OverflowError:  # the broker's receive maximum is reached
+            return False
+        if qos:
+            self.sent[mid] = msg
+            self._persistent_storage.push_message(mid, package)  # resent as is on a resumed session
+        return True
+
+    def drain(self) -> None:
+        """Send what waits, as far as the broker's receive maximum allows."""
+        out = self.outbox
+        while out and self.is_connected and self._try(out[0]):
+            out.popleft()
+
+    def _remove_message_from_queue(self, mid):  # the broker acknowledged mid
+        super()._remove_message_from_queue(mid)
+        if self.sent.pop(mid, None) is not None and self.outbox:
+            self.drain()
+
+    def _clear_resend_qos_queue(self):  # the broker has no session of ours: it acknowledges nothing sent before
+        super()._clear_resend_qos_queue()
+        gen = self._package_handler.id_generator
+        for mid in self.sent:
+            gen.free_id(mid)
+        self.outbox.extendleft(reversed(list(self.sent.values())))  # oldest first, before what waited
+        self.sent.clear()
+
+
 class MqttTransport(Transport):
-    """Boards on an MQTT broker. table=None listens to every table on the broker."""
+    """Boards on an MQTT broker. table=None listens to every table on the broker.
+
+    For other parts of the bridge on the same connection (Home Assistant discovery):
+    will = (topic, payload, retain) set before start() is the connection's last will;
+    on_connected callables run after every (re)connect and subscribe; subscribe_extra()
+    and publish_raw() reach topics outside battlement/.
+    """
 
     def __init__(
         self,
@@ -88,6 +198,7 @@ class MqttTransport(Transport):
         tls_ca: str | None = None,
         allow: list[str] | None = None,
         client_id: str | None = None,
+        keepalive: int = KEEPALIVE,
     ):
         super().__init__(allow)
         self.url = url
@@ -98,21 +209,60 @@ class MqttTransport(Transport):
         self.password = password or url_pass
         self.table = check_id("table", table) if table is not None else None
         self.client_id = client_id or "battlement-host-" + uuid.uuid4().hex[:12]
+        self.keepalive = keepalive
         self.connects = 0
-        self.links[url] = "connecting"
-        self._client: MqttClient | None = None
-        self._keeper: asyncio.Task | None = None
-        self._topics: dict[str, tuple[str, str, str] | None] = {}  # topic -> (table, board, leaf), None if bad
-        self._settled = asyncio.Event()  # the first connection attempt is over, one way or another
+        self.version: str | None = None  # "MQTT 5" or "MQTT 3.1.1" once connected
         self.will: tuple[str, bytes, bool] | None = None
         self.on_connected: list[Callable[[], None]] = []
-        self._extra: list[tuple[str, Callable[[str, bytes], None]]] = []  # (filter, callback)
-        self._extra_of: dict[str, list[Callable[[str, bytes], None]]] = {}  # topic -> callbacks that match it
+        self.links[url] = "connecting"
+        self.counters.setdefault("dropped-inflight", 0)
+        self.counters.setdefault("handler-errors", 0)
+        self._client: _Client | None = None
+        self._up = False  # connected and subscribed: commands go out
+        self._keeper: asyncio.Task | None = None
+        self._lost: asyncio.Future | None = None
+        self._suback: asyncio.Future | None = None
+        self._extra: dict[str, list[Callable[[str, bytes], None]]] = {}
+        self._extra_under_root = False  # an extra filter that may match battlement/ topics too
+        self._matched: dict[str, list] = {}  # topic -> extra callbacks it matches
+        self._topics: dict[str, tuple[str, str, str] | None] = {}  # topic -> (table, board, leaf), None if bad
+        self._settled = asyncio.Event()  # the first connection attempt is over, one way or another
+
+    # --- for the rest of the bridge -------------------------------------------------------
+
+    def subscribe_extra(self, topic_filter: str, callback: Callable[[str, bytes], None]) -> None:
+        """callback(topic, payload) for every message on topic_filter, subscribed (QoS 1) on every connect."""
+        self._extra.setdefault(topic_filter, []).append(callback)
+        self._matched.clear()
+        if topic_filter.split("/")[0] in (ROOT, "+", "#"):
+            self._extra_under_root = True
+        if self._up and self._client is not None:
+            self._client.subscribe(gmqtt.Subscription(topic_filter, qos=1))
+
+    def publish_raw(self, topic_name: str, payload: bytes, qos: int = 0, retain: bool = False) -> bool:
+        """Publish outside the boards' protocol (no expiry). QoS 1 is kept across a reconnect; False: not sent now."""
+        c = self._client
+        if c is None or not (qos or self._up):
+            return False
+        c.send(topic_name, payload, qos, retain, None)
+        return self._up
+
+    # --- the connection ---------------------------------------------------------------------
 
     async def start(self) -> None:
         await super().start()
-        self._client = MqttClient(self.client_id, self._on_message, self.username, self.password, keepalive=15,
-                                  counters=self.counters, will=self.will)
+        will = None
+        if self.will is not None:
+            wt, wp, wr = self.will
+            will = gmqtt.Message(wt, wp, qos=1, retain=wr)
+        # MQTT 5: the session outlives a dropped link (the clean-start flag is set per attempt, _attempt).
+        self._client = _Client(self.client_id, self.counters, will_message=will,
+                               session_expiry_interval=SESSION_EXPIRY)
+        self._client.on_message = self._from_broker
+        self._client.on_disconnect = lambda client, packet, exc=None: self._link_lost("closed by the broker")
+        self._client.on_subscribe = self._subscribed
+        if self.username is not None:
+            self._client.set_auth_credentials(self.username, self.password)
         self._keeper = asyncio.create_task(self._keep(self._client))
         # Boards publish their hello once: be subscribed before the caller starts anything else.
         try:
@@ -123,6 +273,7 @@ class MqttTransport(Transport):
     async def stop(self) -> None:
         await super().stop()  # the last evacks are written here, so they leave with the DISCONNECT
         c, self._client = self._client, None
+        self._up = False
         if self._keeper is not None:
             self._keeper.cancel()
             try:
@@ -131,80 +282,107 @@ class MqttTransport(Transport):
                 pass
             self._keeper = None
         if c is not None:
-            c.disconnect()
+            await _hang_up(c, session_expiry_interval=0)  # we are not coming back: no session to keep
         self.links[self.url] = "stopped"
 
-    async def _keep(self, c: MqttClient) -> None:
+    async def _keep(self, c: _Client) -> None:
         """Connect and subscribe; when the link drops, again (1 s doubling to 5 s between failures)."""
-        sub = "%s/%s/+/" % (ROOT, self.table or "+")
         delay = RECONNECT_MIN
+        version = MQTTv50
         while True:
             try:
-                lost = await c.connect(self.host, self.port, self.tls, self.tls_ca)
-                granted = await c.subscribe([(sub + "up", 1), (sub + "status", 1)] + [(f, 1) for f, _ in self._extra])
-                if 0x80 in granted[:2]:
-                    c.disconnect()
-                    raise Refused("subscription to %s* refused (check the broker's ACL)" % sub)
-                for (f, _), g in zip(self._extra, granted[2:]):
-                    if g == 0x80:  # the boards still play; only what came with this filter is missing
-                        self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, f))
-            except Refused as e:
-                self._link_state("refused: %s" % e)
+                lost = await self._attempt(c, version)
+            except _Downgrade:
+                version = MQTTv311  # the broker speaks 3.1.1 only: at once, in that
+                self._note("mqtt %s refuses MQTT 5: using MQTT 3.1.1" % self.url)
+                continue
+            except (Refused, MQTTConnectError) as e:
+                self._link_state("refused: %s" % _refusal(e))
             except ssl.SSLCertVerificationError as e:
                 self._link_state("refused: the broker's TLS certificate is not trusted (%s); if a private CA "
                                  "signed it, give --tls-ca with that CA's PEM file, retrying" % e.verify_message)
             except (OSError, TimeoutError, ConnectionError) as e:
                 self._link_state("cannot reach %s:%d, retrying (%s)" % (self.host, self.port, e or type(e).__name__))
             else:
+                self._up = True
                 self._link_state("connected")
                 self._settled.set()  # from now on no board message is missed
                 if self.connects > 1:  # what boards sent while we were away went nowhere: resync them
                     self._resync(list(self._unsynced), None)
-                self._connected_hooks()
+                for fn in list(self.on_connected):
+                    try:
+                        fn()
+                    except Exception as e:  # noqa: BLE001 -- a hook's failure must not cost the boards their link
+                        self._count("hook-errors")
+                        self._note("mqtt %s: after connecting, %s failed: %s: %s"
+                                   % (self.url, getattr(fn, "__qualname__", fn), type(e).__name__, e))
+                c.drain()
                 delay = RECONNECT_MIN
                 reason = await lost
+                self._up = False
                 # From now on, until each board's next hello, its events are not taken as new: the
                 # ones sent while we are away are lost on the way, and the first to come back would
                 # otherwise jump ahead of them.
                 self._unsynced.update(self._route)
                 self._link_state("disconnected: %s" % reason)
+                await _hang_up(c)
                 continue  # straight back: a broker restart should cost as little as possible
+            await _hang_up(c)
             self._settled.set()
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX)
 
-    def _connected_hooks(self) -> None:
-        for fn in list(self.on_connected):
-            try:
-                fn()
-            except Exception as e:  # noqa: BLE001 -- a hook's failure must not cost the boards their link
-                self._count("hook-errors")
-                self._note("mqtt %s: after connecting, %s failed: %s: %s"
-                           % (self.url, getattr(fn, "__qualname__", fn), type(e).__name__, e))
+    async def _attempt(self, c: _Client, version: int) -> asyncio.Future:
+        """One connection: CONNECT, SUBSCRIBE. Returns a future that resolves (to the reason) when it is lost."""
+        loop = asyncio.get_running_loop()
+        lost = self._lost = loop.create_future()
+        # MQTT 5: pick the session up again if the broker still has it (a fresh client id has none);
+        # 3.1.1 has no expiry, so a kept session would stay at the broker for ever: clean.
+        c._clean_session = version < MQTTv50
+        ctx = ssl.create_default_context(cafile=self.tls_ca) if self.tls else False
+        await self._answer(c.connect(self.host, self.port, ssl=ctx, keepalive=self.keepalive, version=version),
+                           lost, "CONNECT", c, version)
+        self.version = VERSIONS.get(version, str(version))
+        sub = "%s/%s/+/" % (ROOT, self.table or "+")
+        filters = [sub + "up", sub + "status", *self._extra]
+        self._suback = loop.create_future()
+        c.subscriptions = []  # gmqtt matches SUBACKs against this list: this connection's filters only
+        c.subscribe([gmqtt.Subscription(f, qos=1) for f in filters])
+        granted = await self._answer(self._suback, lost, "SUBSCRIBE", c, version)
+        if any(q >= 0x80 for q in granted[:2]):
+            raise Refused("subscription to %s* refused (check the broker's ACL)" % sub)
+        for f, q in zip(filters[2:], granted[2:]):
+            if q >= 0x80:  # the boards still play; only what came with this filter is missing
+                self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, f))
+        return lost
 
-    def subscribe_extra(self, filter: str, callback: Callable[[str, bytes], None]) -> None:
-        """Also receive what matches filter (outside the boards' topics): callback(topic, payload) on the loop.
-        Subscribed now if connected, and again on every reconnect."""
-        self._extra.append((filter, callback))
-        self._topics.clear()  # a topic seen before may match it now
-        self._extra_of.clear()
-        c = self._client
-        if c is not None and c.connected:
-            asyncio.get_running_loop().create_task(self._subscribe_late(c, filter))
-
-    async def _subscribe_late(self, c: MqttClient, filter: str) -> None:
+    async def _answer(self, what, lost: asyncio.Future, name: str, c: _Client, version: int):
+        """The result of what (CONNECT or SUBSCRIBE), unless the link is lost or the broker is silent first."""
+        task = asyncio.ensure_future(what)
         try:
-            granted = await c.subscribe([(filter, 1)])
-        except (ConnectionError, TimeoutError):
-            return  # the reconnect subscribes it with the rest
-        if granted and granted[0] == 0x80:
-            self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, filter))
+            done, _ = await asyncio.wait({task, lost}, timeout=ANSWER_WITHIN, return_when=asyncio.FIRST_COMPLETED)
+            if task in done:
+                return task.result()
+            if lost.done():
+                if version == MQTTv50 and c._connection_state.protocol_version != version:
+                    raise _Downgrade()  # gmqtt saw "unacceptable protocol version" to our MQTT 5 CONNECT
+                raise ConnectionError("%s before the broker answered %s" % (lost.result(), name))
+            raise TimeoutError("no answer to %s within %d s" % (name, ANSWER_WITHIN))
+        finally:
+            if not task.done():
+                task.cancel()
 
-    def publish_raw(self, topic: str, payload: bytes, qos: int = 0, retain: bool = False) -> bool:
-        """Publish outside the boards' protocol. QoS 1 is kept across a reconnect; False: not sent now."""
-        if self._client is None:
-            return False
-        return self._client.publish(topic, payload, qos, retain)
+    def _subscribed(self, client, mid, granted, properties) -> None:
+        fut = self._suback
+        if fut is not None and not fut.done():
+            fut.set_result(list(granted))
+
+    def _link_lost(self, reason: str) -> None:
+        c = self._client
+        if c is not None and getattr(c, "why", None):
+            reason = c.why
+        if self._lost is not None and not self._lost.done():
+            self._lost.set_result(reason)
 
     def _link_state(self, state: str) -> None:
         if state == "connected":
@@ -213,32 +391,47 @@ class MqttTransport(Transport):
             return  # the refusal is the news; the disconnect that follows it is not
         if self.links.get(self.url) != state:
             self.links[self.url] = state
-            self._note("mqtt %s %s" % (self.url, state))
+            self._note("mqtt %s %s%s" % (self.url, state, " (%s)" % self.version if state == "connected" else ""))
+
+    # --- what arrives ---------------------------------------------------------------------------
+
+    def _from_broker(self, client, name: str, payload: bytes, qos, properties) -> None:
+        try:
+            ours = name.startswith(ROOT + "/")
+            if self._extra and (self._extra_under_root or not ours) and self._to_extra(name, payload) and not ours:
+                return
+            self._on_message(name, payload)
+        except Exception:  # noqa: BLE001 -- one message must not cost the rest of the read
+            self.counters["handler-errors"] += 1
+
+    def _to_extra(self, name: str, payload: bytes) -> bool:
+        try:
+            callbacks = self._matched[name]
+        except KeyError:
+            if len(self._matched) >= TOPICS_MATCHED:
+                self._matched.clear()
+            callbacks = self._matched[name] = [cb for f, cbs in self._extra.items() if topic_matches(f, name)
+                                               for cb in cbs]
+        for cb in callbacks:
+            try:
+                cb(name, payload)
+            except Exception as e:  # noqa: BLE001 -- a hook's failure is counted, the link goes on
+                self._count("hook-errors")
+                self._note("mqtt %s: handling %s failed: %s: %s" % (self.url, name, type(e).__name__, e))
+        return bool(callbacks)
 
     def _on_message(self, name: str, payload: bytes) -> None:
         try:
             where = self._topics[name]
         except KeyError:
-            extra = [cb for f, cb in self._extra if topic_matches(f, name)]
-            where = ("", "", "") if extra else _parse_topic(name)
+            where = _parse_topic(name)
             if len(self._topics) >= TOPICS_KNOWN:
                 self._topics.clear()
-                self._extra_of.clear()
             self._topics[name] = where
-            if extra:
-                self._extra_of[name] = extra
         if where is None:
             self._reject("topic", name, "ids must be 1-32 of a-z, 0-9, '-'")
             return
         table, board, leaf = where
-        if not table:  # one of subscribe_extra's
-            for cb in self._extra_of.get(name, ()):
-                try:
-                    cb(name, payload)
-                except Exception as e:  # noqa: BLE001 -- one bad message must not cost the boards theirs
-                    self._count("hook-errors")
-                    self._note("mqtt %s: handling %s failed: %s: %s" % (self.url, name, type(e).__name__, e))
-            return
         if leaf == "status":
             if payload in (b"online", b"offline"):
                 self.online[board] = payload == b"online"
@@ -274,8 +467,34 @@ class MqttTransport(Transport):
         if self._client is None:
             self._count("unsent")
             return
-        # QoS 1: the client keeps it while the broker is away and sends it after reconnecting.
-        self._client.publish(topic(link, board, "down"), frame, qos=1)
+        # QoS 1, kept while the broker is away and sent after reconnecting, unless it went stale first
+        # (MQTT 5: the broker drops it too once it has waited COMMAND_EXPIRY for the board).
+        self._client.send(topic(link, board, "down"), frame, 1, False, COMMAND_EXPIRY)
+
+
+class _Downgrade(Exception):
+    """The broker refused MQTT 5 with "unacceptable protocol version": try 3.1.1."""
+
+
+def _refusal(e: Exception) -> str:
+    """gmqtt's 'code 4 (Connection Refused: bad user name or password)' -> 'bad user name or password'."""
+    if isinstance(e, MQTTConnectError):
+        return e.message.replace("Connection Refused: ", "").lower()
+    return str(e)
+
+
+async def _hang_up(c: _Client, **properties) -> None:
+    """Close this connection (DISCONNECT if it is still up), never waiting long for the broker."""
+    conn = c._connection
+    if conn is None or conn.is_closing():
+        return
+    try:
+        if c.is_connected:
+            await asyncio.wait_for(c.disconnect(**properties), 2)
+        else:
+            await asyncio.wait_for(conn.close(), 2)
+    except (OSError, TimeoutError, ConnectionError):
+        pass
 
 
 def topic_matches(filter: str, name: str) -> bool:

@@ -66,6 +66,25 @@ class SerialTransport(Transport):
         for p in self.ports:
             self.links[p] = "waiting"
 
+    def add_port(self, path: str) -> None:
+        """Listen on one more port from now on (a simulated table's new boards)."""
+        if path not in self.ports:
+            self.ports.append(path)
+            self.links[path] = "waiting"
+            if self._loop is not None:
+                self._try_open(path)
+
+    def remove_port(self, path: str) -> None:
+        """Stop listening on a port and forget the boards heard on it (a simulated table's old boards)."""
+        if path in self._open:
+            self._close(path, "no longer used")
+        if path in self.ports:
+            self.ports.remove(path)
+        self.links.pop(path, None)
+        for board in [b for b, h in self.boards.items() if h.port == path]:
+            del self.boards[board]
+            self.online.pop(board, None)
+
     async def start(self) -> None:
         await super().start()
         for path in self.ports:

@@ -218,12 +218,14 @@ def create_app(bridge) -> Starlette:
             if role == "host":
                 data = s.for_host()
                 data["bridge"] = {"notes": bridge.notes[-10:], "counters": bridge.counters,
-                                  "simulated": s.table in bridge.sims, "health": bridge.health()}
+                                  "simulated": s.table in bridge.sims, "health": bridge.health(),
+                                  "games": bridge.games_for(s.table)}
                 data["sound"] = bridge.sound.status()
             elif role == "side":
                 data = s.for_side(side)
             else:
                 data = s.public()
+            data["link"] = bridge.link_of(s.table)  # boards online: no page says "live" with every board gone
             data["type"] = "state"
             return data
 
@@ -332,10 +334,12 @@ def create_app(bridge) -> Starlette:
         if action == "undo":
             return s.undo()
         if action == "pause":
-            s.paused = bool(msg.get("paused", not s.paused))
-            s._note("Game paused: sensors are ignored." if s.paused else "Game resumed.")
-            s._changed()
+            s.pause(bool(msg.get("paused", not s.paused)))
             return {"ok": True, "message": ""}
+        if action == "led-test":
+            return bridge.led_test(s.table, str(msg.get("board", "")))
+        if action == "resume-previous":
+            return bridge.resume_previous(s.table)
         if action == "sound":
             volume = msg.get("volume")
             if volume is not None and (not isinstance(volume, int) or not 0 <= volume <= 200):
@@ -348,7 +352,7 @@ def create_app(bridge) -> Starlette:
             if not isinstance(options, dict):
                 raise UserError("new game: options are an object of option names and values, e.g. {\"sets\": 2}; got %r"
                                 % (options,))
-            s.new_game(msg.get("game") or None, options, msg.get("seed"))
+            bridge.new_game(s.table, msg.get("game") or None, options, msg.get("seed"))
             return {"ok": True, "message": ""}
         raise UserError("unknown action %r" % (action,))
 

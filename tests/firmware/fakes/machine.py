@@ -15,7 +15,9 @@ model:
     esp32     no hard IRQs: the C ISR queues the handler on the scheduler (8 slots, full
               -> lost), it runs 30-150 us later, or after the call that blocks the VM
               (GC, an LED frame the RMT driver waits for); pin.value() is read then
-    esp32-gc  esp32 with a 30 ms garbage collection every 2 s
+    esp32-gc  esp32 with 30 ms garbage collections: the port's own every 2 s (when the heap
+              fills, wherever the firmware is) until the firmware turns them off
+              (hal.gc_manual -> gc_manual()), and every collect() the firmware asks for
 
 BATTLEMENT_BOARD picks the model (default ideal), BATTLEMENT_SEED the random
 stream of latencies (deterministic by seed).
@@ -70,8 +72,8 @@ _pins = {}
 _mux = {}  # sig pin -> (select pins, {channel: level})
 _sim = [None, b"", None]  # socket, partial input, poller
 # Clock state: [virtual now, last real ticks_us or None when frozen, inside a handler, masked until,
-#               VM blocked until, next automatic GC]
-_st = [0, time.ticks_us(), False, 0, 0, 0]
+#               VM blocked until, next automatic GC, automatic GC off]
+_st = [0, time.ticks_us(), False, 0, 0, 0, False]
 _edges = []  # [t, pin, level] waiting to happen, in time order
 _ei = [0]
 _costed = [False]
@@ -169,7 +171,7 @@ def work(us, blocks=False):
     if _st[2]:
         return  # inside a handler: its time is in the latency figures
     gc = MODEL["gc"]
-    if gc and _st[0] >= _st[5]:
+    if gc and not _st[6] and _st[0] >= _st[5]:
         collect()
     if us <= 0:
         return
@@ -191,6 +193,11 @@ def collect():
     gc_windows.append((_st[0], _st[0] + gc[1]))
     _st[5] = _st[0] + gc[1] + gc[0]
     work(gc[1], True)
+
+
+def gc_manual():
+    """gc.disable() on the board: the port no longer collects by itself (only collect() pauses)."""
+    _st[6] = True
 
 
 def mask(us):
@@ -239,7 +246,7 @@ def _at(t, p, lv):
 def next_due():
     """When the next edge or garbage collection is due (None: nothing scheduled)."""
     t = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
-    if MODEL["gc"] and (t is None or _st[5] < t):
+    if MODEL["gc"] and not _st[6] and (t is None or _st[5] < t):
         t = _st[5]
     return t
 

@@ -74,7 +74,7 @@ def cycle(now_ms):
 
 
 # The loop's ms clock is the board's virtual one here (the firmware's own timers started on the real one).
-a.led_at = a.beat_at = a.gc_at = machine.now() // 1000
+a.led_at = a.beat_at = a.gc_at = a.free_at = machine.now() // 1000
 
 
 while machine.now() < end:

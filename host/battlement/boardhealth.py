@@ -1,0 +1,130 @@
+"""Board health, as ESPHome shows its devices: for every board a table map lists, whether it is online,
+its last hello and heartbeat (outbox, queued, dropped, reconnects), each sensor's last trigger and, for
+beams, the widths of its recent breaks beside the threshold the firmware counts a ball from
+(min_pulse_us), so a builder sees a badly aligned beam (breaks near or under the line). Boards heard that
+no map lists are shown apart. The bridge feeds it (hello, event) and asks it for the report.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+
+from battlement.hardware import BOARDS
+
+RECENT_WIDTHS = 24  # breaks kept per beam for the plot
+DEFAULT_MIN_PULSE_US = 1000  # firmware/app.py DEFAULTS["min_pulse_us"]
+
+
+def beam_thresholds(board: str) -> dict[str, int]:
+    """sensor id -> min_pulse_us from the board's pin map (hardware/boards/<board>.json), when there is one;
+    a sensor it does not name has the firmware's default."""
+    try:
+        with open(BOARDS / ("%s.json" % board), encoding="utf-8") as f:
+            cfg = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    default = cfg.get("min_pulse_us", DEFAULT_MIN_PULSE_US)
+    return {s["id"]: int(s.get("min_pulse_us", default)) for s in cfg.get("sensors", [])
+            if isinstance(s, dict) and "id" in s and s.get("kind") == "beam"}
+
+
+class BoardWatch:
+    def __init__(self):
+        self.hellos: dict[tuple, dict] = {}  # (table, board) -> its last hello
+        self.sensed: dict[tuple, dict] = {}  # (table, board, sensor) -> last trigger, recent beam widths
+        self._thresholds: dict[str, dict[str, int]] = {}
+        self._kinds: dict[tuple, dict[str, str]] = {}
+        # (table, board) -> {"online", "at"} from the MQTT status topics (the board's will says offline): the
+        # transport keys its own by board id, which two tables on one broker may share
+        self.status: dict[tuple, dict] = {}
+
+    def status_message(self, name: str, payload: bytes) -> None:
+        """battlement/<table>/<board>/status, as the broker delivers it (a subscription of the bridge's)."""
+        parts = name.split("/")
+        if len(parts) == 4 and payload in (b"online", b"offline"):
+            online = payload == b"online"
+            was = self.status.get((parts[1], parts[2]))
+            if was is None or was["online"] != online:
+                self.status[(parts[1], parts[2])] = {"online": online, "at": time.time()}  # (map, board) -> sensor kinds (the map asks the game)
+
+    def hello(self, table: str, msg) -> None:
+        self.hellos[(table, msg.board)] = {"at": time.time(), "boot": "%x" % msg.boot, "firmware": msg.firmware,
+                                           "profile": msg.profile, "sensors": dict(msg.sensors)}
+
+    def event(self, table: str, ev) -> None:
+        key = (table, ev.board, ev.sensor)
+        s = self.sensed.get(key)
+        if s is None:
+            s = self.sensed[key] = {"at": 0.0, "value": 0, "count": 0, "widths": collections.deque(maxlen=RECENT_WIDTHS)}
+        s["at"], s["value"] = time.time(), ev.value
+        s["count"] += 1
+        if ev.kind == "beam" and ev.value:
+            s["widths"].append(ev.width_us)
+
+    def forget(self, table: str) -> None:
+        """The table's boards changed (a simulated table switched game)."""
+        for d in (self.hellos, self.sensed, self.status):
+            for k in [k for k in d if k[0] == table]:
+                del d[k]
+
+    def _threshold(self, board: str, sensor: str) -> int:
+        if board not in self._thresholds:
+            self._thresholds[board] = beam_thresholds(board)
+        return self._thresholds[board].get(sensor, DEFAULT_MIN_PULSE_US)
+
+    def report(self, tmaps: dict, transports: list, names: dict, beats: dict) -> dict:
+        """{"boards": one entry per mapped board, "unknown": boards heard that no map lists}."""
+        out, mapped = [], set()
+        for table in sorted(tmaps):
+            tmap = tmaps[table]
+            leds = collections.Counter(o.led_board for o in tmap.objects.values() if o.led_board)
+            for board in sorted(tmap.boards):
+                mapped.add(board)
+                link, online = None, None
+                for t in transports:
+                    if board in t.boards:
+                        link, online = names.get(id(t), type(t).__name__), bool(t.online.get(board))
+                status = self.status.get((table, board))
+                if status is not None:  # this table's own board, not one of the same id on another table
+                    online = status["online"]
+                hello = self.hellos.get((table, board))
+                state = ("offline" if online is False else "never seen" if hello is None or online is None
+                         else "online")
+                sensors = []
+                key = (table, tmap.path, board)
+                if key not in self._kinds:
+                    self._kinds[key] = tmap.sensors_of(board)
+                kinds = self._kinds[key]
+                for sid in sorted(kinds, key=lambda s: (kinds[s] != "beam", s)):  # beams (and their plots) first
+                    s = self.sensed.get((table, board, sid))
+                    entry = {"id": sid, "kind": kinds[sid], "object": tmap.by_sensor.get((board, sid)),
+                             "last_at": s["at"] if s else None, "last_value": s["value"] if s else None,
+                             "count": s["count"] if s else 0}
+                    if kinds[sid] == "beam":
+                        entry["widths_us"] = list(s["widths"]) if s else []
+                        entry["min_pulse_us"] = self._threshold(board, sid)
+                    sensors.append(entry)
+                missing = sorted(set(kinds) - set(hello["sensors"])) if hello else []
+                out.append({"table": table, "board": board, "state": state, "link": link, "hello": hello,
+                            "since": status["at"] if status else None,
+                            "beat": beats.get((table, board)), "sensors": sensors, "leds": leds.get(board, 0),
+                            "missing": missing})
+        unknown = []
+        for t in transports:
+            for board in sorted(t.boards):
+                if board not in mapped:
+                    h = t.boards[board]
+                    unknown.append({"board": board, "link": names.get(id(t), type(t).__name__),
+                                    "table": h.table, "online": bool(t.online.get(board)),
+                                    "words": "board %s%s on %s is on no table map this bridge serves" % (
+                                        board, " (table %s)" % h.table if h.table else "", names.get(id(t), "?"))})
+        return {"boards": out, "unknown": unknown}
+
+
+def link_summary(report: dict, table: str) -> dict:
+    """How many of a table's boards are online: every page says so beside "live"."""
+    mine = [b for b in report["boards"] if b["table"] == table]
+    return {"boards": len(mine), "online": sum(b["state"] == "online" for b in mine),
+            "offline": [b["board"] for b in mine if b["state"] == "offline"]}
