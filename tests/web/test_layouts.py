@@ -198,4 +198,5 @@ def test_pong_after_a_win_says_no_phase(bridge_process, browser, shots):
     expect(page.locator("#turn")).to_have_text(winner + " won!")
     assert "phase" not in page.locator("#summary").inner_text()  # no "phase: Battle" under "Red won!"
     assert "throwing" not in page.locator("#summary").inner_text()
+    page.wait_for_timeout(1500)  # the win's animations are over
     shots(page, "medieval-pong-scoreboard-won-tv")
