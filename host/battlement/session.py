@@ -530,6 +530,7 @@ class Session:
             "options": self.match.options, "option_specs": self.option_specs(),
             "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
+            "timeout": self.timeout_input(),  # what the host's timeout button enters now (None: no button)
             "previous": self._previous_words(),
             "paused_sensed": self.paused_sensed if self.paused else None,
             # every question in words, as the game words it for the host
@@ -551,9 +552,10 @@ class Session:
 
     def for_side(self, side: str) -> dict:
         legal = self.match.legal()
+        view = self.match.view(side)
         out = self.public()
         out.update({
-            "side": side, "view": self.match.view(side), "private": self.private.get(side, []),
+            "side": side, "view": view, "private": self.adapter.private_notes(view, side, self.private.get(side, [])),
             "decisions": [i for i in legal if i.get("by") == side][:300],
             "prompts": self._prompts(side),
         })

@@ -39,7 +39,10 @@ MODELS = {
     "rp2 animating": ("rp2", True),
     "esp32 gc": ("esp32-gc", False),
     "esp32 gc animating": ("esp32-gc", True),
+    # Baseline: the ESP32 firmware before (the port's own collections, every 1.5 s while lit).
+    "esp32 gc before": ("esp32-gc-auto", False),
 }
+EXTRA = {"esp32 gc before": {"gc_ms": 1500}}  # board settings a model's runs use
 
 
 def _ball_width(rng, lo, hi):
@@ -125,10 +128,11 @@ def animate(leds):
     return [wire.encode("led", ("bench", 1, "all", "pulse", 0x3060FF, 1200)).decode().strip()] if leds else []
 
 
-def score(truth, events):
+def score(truth, events, counts=None):
     """Per band: {"n", "none", "one", "double", "errors" [width us]}, and the events that overlap no drop.
 
     An event belongs to the drop its span [t, t + width] overlaps most (late IRQs shift it a little).
+    counts, a list, gets how many events each drop got.
     """
     out = {name: {"n": 0, "none": 0, "one": 0, "double": 0, "errors": []} for name, *_ in BANDS}
     starts = [s for _, s, _ in truth]
@@ -148,6 +152,8 @@ def score(truth, events):
             unmatched += 1
         else:
             got[best].append(ev)
+    if counts is not None:
+        counts[:] = [len(mine) for mine in got]
     for (name, s, e), mine in zip(truth, got):
         b = out[name]
         b["n"] += 1
