@@ -355,7 +355,8 @@ def _relay(src: subprocess.Popen, dst: subprocess.Popen, deadline: float) -> tup
     assert out is not None and dst_in is not None
     in_fd, out_fd = out.fileno(), dst_in.fileno()
     os.set_blocking(out_fd, False)
-    chunks, pending, passing, reading = [], b"", True, True
+    chunks: list[bytes] = []
+    pending, passing, reading = b"", True, True
     try:
         while reading or (pending and passing):
             left = deadline - time.monotonic()
