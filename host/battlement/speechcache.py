@@ -108,6 +108,12 @@ class SpeechCache:
         except OSError:
             pass
 
+    def clear(self) -> None:
+        """Forget every phrase (the folder stays for what comes next)."""
+        with self._lock:
+            for key in list(self._index):
+                self._forget(key)
+
     def close(self) -> None:
         with self._lock:
             self._index.clear()
