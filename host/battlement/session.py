@@ -22,10 +22,10 @@ from battlement.errors import UserError
 from battlement.journal import Journal
 from battlement.messages import Event, Led
 from battlement.router import Router
-from battlement.wire import BLIND
 from battlement.sound import Sound, ranks
 from battlement.tables import TableMap, required_objects
 from battlement.tokens import new_code, same
+from battlement.wire import BLIND
 from shared_rules.engine import Illegal, Match
 
 log = logging.getLogger("battlement.table")
