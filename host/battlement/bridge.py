@@ -26,8 +26,7 @@ import traceback
 
 import shared_rules
 from battlement import keys as boardkeys
-from battlement import tables
-from battlement import logs, onboarding
+from battlement import logs, onboarding, tables
 from battlement.boardhealth import BoardWatch, link_summary
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
