@@ -19,7 +19,10 @@ from shared_rules.medieval_pong.switches import FALL, ROOF, switch_input, switch
 TIE_WINDOW = 0.25
 # The private announcements that say where a side's secret is (rules.on_place, alt's trap): the list
 # words those from the side's current view instead (a tower falls, a swap moves a character).
-WHERE = re.compile(r"^(The .+ is in tower [A-Z]\d( with a crown)?|Your trap is in tower [A-Z]\d)\.$")
+WHERE = re.compile(r"^(The [^:']+ is in tower [A-Z]\d( with a crown)?|Your trap is in tower [A-Z]\d)\.$")
+# the Seer's answer about the other kingdom: once every tower it names has fallen, the scoreboard
+# shows what each held and the answer is no longer a secret, nor current
+SEER = re.compile(r"^The Seer says: (Red|Blue)'s .+ is in tower ([A-Z]\d(?: and tower [A-Z]\d)*)\.$")
 # a character's tower that is not simply standing: what became of it
 STATUS_WORDS = {"roof": "now a roof", "guard": "stacked by the Guard", "hand": "in the Gunner's hand"}
 
@@ -175,7 +178,16 @@ class Table(TableAdapter):
                                                      " (%s)" % how if how else ""))
         if sv.get("trap"):
             now.append("Your trap is in tower %s." % sv["trap"])
-        return now + [n for n in notes if not WHERE.match(n)]
+        return now + [n for n in notes if not WHERE.match(n) and not self._seer_stale(view, n)]
+
+    @staticmethod
+    def _seer_stale(view, note):
+        m = SEER.match(note)
+        if not m:
+            return False
+        towers = ((view.get("sides") or {}).get(m.group(1).lower()) or {}).get("towers") or {}
+        named = m.group(2).split(" and tower ")
+        return all((towers.get(t) or {}).get("was") is not None or (towers.get(t) or {}).get("status") == "box" for t in named)
 
     def describe(self, inp, viewer):
         t, by = inp.get("t"), inp.get("by")

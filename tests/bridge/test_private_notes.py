@@ -38,3 +38,18 @@ def test_the_list_keeps_what_is_not_a_position(tmp_path):
     assert s.undo()["ok"]
     assert s.for_side("red")["private"] == ["Undid: your Princess in tower C3."]
     assert s.for_side("blue")["private"] == []
+
+
+def test_a_seer_answer_stays_until_its_tower_falls(tmp_path):
+    """The Seer names where red's King is: blue keeps that answer while the tower stands; once it
+    fell the scoreboard shows what it held, and the answer is past."""
+    s = pong(tmp_path)
+    ball(s, "blue", "A3", at=0.0)  # red's ball enters blue's Seer: blue asks about a character of red's
+    s.apply_due(10.0)
+    assert s.apply({"t": "ask", "by": "blue", "character": "king"}, "side blue")["ok"]
+    answer = "The Seer says: Red's King is in tower A2."
+    assert answer in s.for_side("blue")["private"]
+    ball(s, "red", "A2", at=20.0)  # blue's ball enters red's A2
+    s.apply_due(30.0)
+    assert s.match.view("blue")["sides"]["red"]["towers"]["A2"].get("was") == "king"
+    assert answer not in s.for_side("blue")["private"]

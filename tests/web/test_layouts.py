@@ -6,6 +6,7 @@ saved as a screenshot in test-artifacts/web/. Then what the layouts are for: Rin
 the live region, and the words each game puts on the page."""
 
 import random
+import re
 import time
 
 import pytest
@@ -88,15 +89,19 @@ def test_ringo_moves_by_tapping_a_piece_then_its_cell(bridge_process, browser, s
     # the legend names both sides by shape as well as colour
     expect(att.locator("#legend")).to_contain_text("Attackers (round)")
     expect(att.locator("#legend")).to_contain_text("Defenders (square)")
+    expect(att.locator("#turn")).to_have_text("Your turn")  # the side's own page speaks to it
     b5 = att.locator('svg.ring [data-cell="b5"]')
     expect(b5).to_have_attribute("role", "button")
     assert att.locator('svg.ring [data-cell="b4"]').get_attribute("role") is None  # not a destination yet
     b5.tap()
-    expect(att.locator('svg.ring [data-cell="b4"]')).to_have_class("dest")
+    expect(att.locator('svg.ring [data-cell="b4"]')).to_have_class(re.compile(r"\bdest\b"))
     expect(att.locator(".move-help")).to_contain_text("Now tap a gold cell")
     shots(att, "ringo-side-picked-phone")
     att.locator('svg.ring [data-cell="b4"]').tap()
     expect(att.locator('svg.ring [data-cell="b4"]')).to_have_attribute("data-piece", "attackers")
+    # on the scoreboard the two cells the move changed and the headline are animated, nothing else
+    expect(board.locator("#turn")).to_have_class(re.compile(r"\bjust\b"))
+    assert sorted(g.get_attribute("data-cell") for g in board.locator("svg.ring g.just").all()) == ["b4", "b5"]
     assert att.locator('svg.ring [data-cell="b5"]').get_attribute("data-piece") == ""
     expect(att.locator("#turn")).to_have_text("Waiting for Defenders")
     expect(live).to_contain_text("Waiting for Defenders")
@@ -147,6 +152,16 @@ def test_plingpong_words_and_trays_in_seat_order(bridge_process, browser):
     text = page.locator("main").inner_text()
     assert "may also" not in text and "\u2192" not in text and "yellow.6" not in text
     assert "Player 1 can also:" in text
+    # three players: whoever lost rock, paper, scissors sits in the middle (seats p2, p1, p3)
+    assert host_ws.act(action="new", options={"players": 3})["ok"]
+    page.wait_for_selector("#prompt-list button:has-text('middle colour')")
+    middle = next(i for i in host_ws.state(lambda m: any(d["t"] == "middle" for d in m["decisions"]))["decisions"]
+              if i["t"] == "middle" and i["by"] == "p1")
+    assert host_ws.act(action="input", input=middle)["ok"]
+    view = host_ws.state(lambda m: m["view"]["seats"] == ["p2", "p1", "p3"])["view"]
+    expect(page.locator("table.players tr[data-side]")).to_have_count(3)
+    expect(page.locator("table.players tr[data-side] td:first-child")).to_have_text(["Player 2", "Player 1", "Player 3"])
+    expect(page.locator("#grids .grid-title")).to_have_text([view["sides"][p]["colours"][0] + " tray" for p in view["seats"]])
 
 
 def play_until_over(b, seed=1, limit=300):
@@ -183,4 +198,5 @@ def test_pong_after_a_win_says_no_phase(bridge_process, browser, shots):
     expect(page.locator("#turn")).to_have_text(winner + " won!")
     assert "phase" not in page.locator("#summary").inner_text()  # no "phase: Battle" under "Red won!"
     assert "throwing" not in page.locator("#summary").inner_text()
+    page.wait_for_timeout(1500)  # the win's animations are over
     shots(page, "medieval-pong-scoreboard-won-tv")

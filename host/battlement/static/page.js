@@ -173,8 +173,12 @@
     const v = s.view || {};
     const before = marks();
     $("title").textContent = s.title + (role === "side" ? " - " + who(side, v) : "") + (s.paused ? " (paused)" : "");
+    const waiting = v.awaiting || [];
+    const others = waiting.filter((a) => a !== side).map((a) => who(a, v));
     $("turn").textContent = v.over ? (v.winner ? who(v.winner, v) + " won!" : "Game over") :
-      ((v.awaiting || []).length ? "Waiting for " + and(v.awaiting.map((a) => who(a, v))) : "");
+      // a side's own page says it is that side's turn (and who else is awaited)
+      role === "side" && waiting.indexOf(side) >= 0 ? "Your turn" + (others.length ? " (and " + and(others) + ")" : "") :
+      (waiting.length ? "Waiting for " + and(waiting.map((a) => who(a, v))) : "");
     const asked = $("asked"); asked.replaceChildren();  // host and side pages say it beside their buttons
     if (role === "public" && !v.over) (v.awaiting || []).forEach((a) => add(asked, "div", askOf(v, a)));
     const sum = $("summary"); sum.replaceChildren();
@@ -199,8 +203,8 @@
     $("private").hidden = role === "side" && !$("private-list").children.length;
     // a game played by tapping its table puts the table right under what to do now
     body.classList.toggle("act-on-table", !!game(v.game).actOnTable);
-    changed(before);
-    announce(s, v);
+    if (s !== shown) { changed(before); announce(s, v); }  // a redraw of the same state (a tap) is no news
+    shown = s;
     foldCards();
   }
 
@@ -224,6 +228,7 @@
     return out;
   }
   let drawn = false;  // the first state is not news: nothing is animated or said for it
+  let shown = null;  // the state last drawn
   function changed(before) {
     const now = marks();
     if (drawn) {
@@ -231,10 +236,12 @@
         if (k === "turn" || before[k] === undefined || before[k] === now[k]) return;
         marked().forEach((e) => { if (keyOf(e) === k) e.classList.add("just"); });
       });
-      if (before.turn !== now.turn) $("turn").classList.add("just");
+      // the pieces are drawn anew at each state (the class goes with them); the headline stays, so
+      // its class is taken off and put back for the animation to play again
+      const t = $("turn");
+      t.classList.remove("just");
+      if (before.turn !== now.turn) { void t.offsetWidth; t.classList.add("just"); }
     }
-    // the class goes when the animation is over, so the next change animates again
-    document.querySelectorAll(".just").forEach((e) => { e.addEventListener("animationend", () => e.classList.remove("just"), { once: true }); });
   }
 
   // The live region: a turn that changed and each new announcement (a hit, a capture), in the game's words.

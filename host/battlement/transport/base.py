@@ -36,6 +36,7 @@ from battlement.messages import (
     Led,
     Ping,
     Reply,
+    declared_kind,
     from_frame,
     to_frame,
 )
@@ -381,7 +382,7 @@ class Transport:
             held.append(ev)
             self._unknown(ev.board, ev.boot, ev.table, link)
             return
-        if self._sensors[key].get(ev.sensor) != ev.kind:
+        if self._sensors[key].get(ev.sensor) != declared_kind(ev.kind):
             # Not what the board said it has: a confused or forged frame. It still takes its seq, so
             # the board's outbox can move on.
             self._reject("undeclared", link, "%s has no %s sensor %s in its hello" % (ev.board, ev.kind, ev.sensor))
