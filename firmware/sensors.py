@@ -252,11 +252,14 @@ class Beam:
 
     def _blind(self, n):
         """One question per break the pause hid (two balls fit in 30 ms; a rim flicker asks twice)."""
+        cb = self.on_blind
+        if cb is None:
+            return
         span = max(0, hal.diff(self.clear, self.p0))
         pause = max(0, hal.diff(self.p1, self.p0))
         for _ in range(n):
             self.blind += 1
-            self.on_blind(self.p0, span, pause)
+            cb(self.p0, span, pause)
 
     def expire(self, now):
         """Judge a spell whose light has held long enough; line the state up with a pin that lost an edge.

@@ -290,7 +290,7 @@ def check(m: dict, where: str = "pin map") -> list[str]:
     if len(sensors) + sum(1 for s in sensors if isinstance(s, dict) and "lower" in s) > 250:
         problems.append("%s: more than 250 sensor channels on one board" % where)
     listing = ",".join("%s:%s" % (s.get("id"), s.get("kind")) for s in sensors if isinstance(s, dict))
-    hello = hello_bytes(board, str(m.get("role") or m.get("profile")), listing)
+    hello = hello_bytes(str(board), str(m.get("role") or m.get("profile")), listing)
     if hello > MAX_FRAME:
         problems.append(
             "%s: %d sensors make the board's hello %d bytes signed, over the %d-byte frame limit: "

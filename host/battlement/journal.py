@@ -394,7 +394,7 @@ class Journal:
         # inputs refused for the events lost, it took most of the bridge's time; and it marked the
         # same-numbered input's event of every other table and game too.)
         pending = isinstance(ref, list) and bool(self._events) and self._events[-1] is ref
-        if pending:
+        if pending and isinstance(ref, list):
             ref[8] = outcome  # written with the batch
         self.settle(game_id, n, "illegal", reason)
         if ref is not None and not pending:  # already written: the newest row of its table so numbered

@@ -60,15 +60,18 @@ class VirtualBoard:
     def _send(self, frame: bytes) -> None:
         self.write(self._signed(frame))
 
-    def sense(self, sensor: str, value: int, width_us: int = 12000) -> int:
-        """Report a sensor change like the firmware does; returns its seq."""
+    def sense(self, sensor: str, value: int, width_us: int = 12000, kind: str | None = None) -> int:
+        """Report a sensor change like the firmware does; returns its seq. kind "blind": a beam's break
+        inside a garbage collection the board ran (value: its ms), as an ESP32 board reports one."""
         if sensor not in self.sensors:
             raise UserError("board %s has no sensor %r (sensors: %s)" % (self.board, sensor, ", ".join(sorted(self.sensors))))
-        kind = self.sensors[sensor]
+        if kind == "blind" and self.sensors[sensor] != "beam":
+            raise UserError("board %s: only a beam reports blind, %s is a %s" % (self.board, sensor, self.sensors[sensor]))
+        kind = kind or self.sensors[sensor]
         self.seq += 1
         t_us = int((time.monotonic() - self.t0) * 1e6) & (2**30 - 1)
         frame = self._signed(up_frame(Event(None, self.board, self.boot, self.seq, sensor, kind, value, t_us,
-                                            width_us if kind == "beam" else 0)))
+                                            width_us if kind in ("beam", "blind") else 0)))
         self.outbox[self.seq] = frame
         self.counters["events"] += 1
         self.write(frame)

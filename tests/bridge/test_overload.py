@@ -118,3 +118,39 @@ def test_a_full_queue_takes_no_event_and_acknowledges_nothing_it_did_not_take(mo
         await t.stop()
 
     asyncio.run(main())
+
+
+def test_a_hole_the_board_dropped_is_let_go_when_it_resends_past_it():
+    """A board whose full outbox dropped seq 3 before the bridge got it resends 4-5 forever while the
+    cumulative evack waits at 2: the bridge pings it, and the hello's `acked` lets the hole go."""
+
+    async def main():
+        t = _Link()
+        t.bounded = t.acks_on_commit = True
+        await t.start()
+
+        def hello(acked):
+            return up_frame(Hello("t", "b1", 7, "fw", wire.VERSION, "p", {"s": "beam"}, acked=acked))
+
+        def event(n):
+            return up_frame(Event("t", "b1", 7, n, "s", "beam", 1, n, 10))
+
+        def settle():
+            while t.get_nowait() is not None:
+                pass
+            t.committed()
+            t._flush_evacks()
+            return [f[1][2] for f in t.sent if f[0] == "evack"]
+
+        t._handle_line(hello(0), "t", "t", "b1")
+        for n in (1, 2, 4, 5):  # 3 never arrives
+            t._handle_line(event(n), "t", "t", "b1")
+        assert settle()[-1] == 2
+        for n in (4, 5):  # the board resends its outbox: 3 is no longer in it
+            t._handle_line(event(n), "t", "t", "b1")
+        assert [f[0] for f in t.sent].count("ping") == 1 and t.counters["resync-gap"] == 1
+        t._handle_line(hello(3), "t", "t", "b1")  # its answer: it needs nothing up to 3
+        assert settle()[-1] == 5  # the outbox can go
+        await t.stop()
+
+    asyncio.run(main())

@@ -62,7 +62,7 @@ def test_monitor_without_keys_says_it_cannot_check(pty_pair):
 def test_sim_signs_with_the_keys_file_beside_the_table_map(tmp_path):
     tmap = tmp_path / "ringo.toml"
     shutil.copy(tables.default_path("ringo"), tmap)
-    board = sorted(tables.load(str(tmap)).boards)[0]
+    board = min(tables.load(str(tmap)).boards)
     boardkeys.path_for(tmap).write_text('[keys]\n%s = "%s"\n' % (board, KEY.hex()))
     proc = subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--wait", "30"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
