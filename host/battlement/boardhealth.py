@@ -35,7 +35,19 @@ class BoardWatch:
         self.hellos: dict[tuple, dict] = {}  # (table, board) -> its last hello
         self.sensed: dict[tuple, dict] = {}  # (table, board, sensor) -> last trigger, recent beam widths
         self._thresholds: dict[str, dict[str, int]] = {}
-        self._kinds: dict[tuple, dict[str, str]] = {}  # (map, board) -> sensor kinds (the map asks the game)
+        self._kinds: dict[tuple, dict[str, str]] = {}
+        # (table, board) -> {"online", "at"} from the MQTT status topics (the board's will says offline): the
+        # transport keys its own by board id, which two tables on one broker may share
+        self.status: dict[tuple, dict] = {}
+
+    def status_message(self, name: str, payload: bytes) -> None:
+        """battlement/<table>/<board>/status, as the broker delivers it (a subscription of the bridge's)."""
+        parts = name.split("/")
+        if len(parts) == 4 and payload in (b"online", b"offline"):
+            online = payload == b"online"
+            was = self.status.get((parts[1], parts[2]))
+            if was is None or was["online"] != online:
+                self.status[(parts[1], parts[2])] = {"online": online, "at": time.time()}  # (map, board) -> sensor kinds (the map asks the game)
 
     def hello(self, table: str, msg) -> None:
         self.hellos[(table, msg.board)] = {"at": time.time(), "boot": "%x" % msg.boot, "firmware": msg.firmware,
@@ -53,7 +65,7 @@ class BoardWatch:
 
     def forget(self, table: str) -> None:
         """The table's boards changed (a simulated table switched game)."""
-        for d in (self.hellos, self.sensed):
+        for d in (self.hellos, self.sensed, self.status):
             for k in [k for k in d if k[0] == table]:
                 del d[k]
 
@@ -74,8 +86,12 @@ class BoardWatch:
                 for t in transports:
                     if board in t.boards:
                         link, online = names.get(id(t), type(t).__name__), bool(t.online.get(board))
+                status = self.status.get((table, board))
+                if status is not None:  # this table's own board, not one of the same id on another table
+                    online = status["online"]
                 hello = self.hellos.get((table, board))
-                state = "never seen" if hello is None or online is None else ("online" if online else "offline")
+                state = ("offline" if online is False else "never seen" if hello is None or online is None
+                         else "online")
                 sensors = []
                 key = (table, tmap.path, board)
                 if key not in self._kinds:
@@ -92,6 +108,7 @@ class BoardWatch:
                     sensors.append(entry)
                 missing = sorted(set(kinds) - set(hello["sensors"])) if hello else []
                 out.append({"table": table, "board": board, "state": state, "link": link, "hello": hello,
+                            "since": status["at"] if status else None,
                             "beat": beats.get((table, board)), "sensors": sensors, "leds": leds.get(board, 0),
                             "missing": missing})
         unknown = []

@@ -41,6 +41,7 @@ from battlement.tables import TableMap, default_path, for_game, load
 from battlement.tokens import HOST_CODE_MIN, new_code
 from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
+from battlement.transport.mqtt import topic as mqtt_topic
 
 log = logging.getLogger("battlement.bridge")
 
@@ -148,6 +149,8 @@ class Bridge:
                 for board, key in ks.items():
                     t.keys[(table if isinstance(t, MqttTransport) else None, board)] = key
             t.signed = bool(t.keys)
+            if isinstance(t, MqttTransport):  # each table's boards online or offline, by table
+                t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
             for (table, board, boot), seqs in seen.items():

@@ -338,6 +338,10 @@ class Session:
         self.prompts = []  # they asked about the input now taken back; the pages fall back to the view
         self.counters["undo"] += 1
         ns = {n for n, _inp in undone}
+        if len(undone) > 1:  # the journal says which inputs one undo took back together
+            together = "undone as one move: inputs %s" % ", ".join(str(n) for n in sorted(ns))
+            for n in ns:
+                self.journal.settle(self.game_id, n, "undone", together)
         said = []
         for note in self.notices:
             if note.get("n") in ns:

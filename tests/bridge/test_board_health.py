@@ -48,3 +48,36 @@ def test_each_sensor_has_its_last_trigger_and_a_closed_port_is_offline(tmp_path)
             b.handle(Hello(None, "toaster", 1, "x", 1, "sim", {}, "/dev/ttyX"))
             assert "board toaster said hello on table ringo, but" in b.notes[-1]
     asyncio.run(go())
+
+
+def test_two_tables_on_one_broker_with_the_same_board_ids_are_told_apart(mosquitto, tmp_path):
+    """Both tables have boards castle, ring-1 ... ring-5: one table's boards going offline leaves the other's
+    online on the page (the broker's status topics are per table)."""
+    import pathlib
+
+    from battlement import tables
+    from battlement.bridge import Bridge
+
+    maps = []
+    for tid in ("hall-a-%d" % mosquitto.port, "hall-b-%d" % mosquitto.port):
+        f = tmp_path / (tid + ".toml")
+        f.write_text(pathlib.Path(tables.default_path("ringo")).read_text().replace('table = "ringo"', 'table = "%s"' % tid))
+        maps.append(tables.load(str(f)))
+    a, b_ = maps[0].table, maps[1].table
+
+    async def go():
+        b = Bridge(maps, str(tmp_path / "j.sqlite"), mqtt=mosquitto.url, simulate=True)
+        await b.start()
+        try:
+            def states(table):
+                return {x["board"]: x["state"] for x in b.board_health()["boards"] if x["table"] == table}
+            await until(lambda: set(states(a).values()) == {"online"} and set(states(b_).values()) == {"online"},
+                        what="both tables' boards online", timeout=20)
+            b.sims[a].close()  # hall A's boards gone: their status says offline
+            await until(lambda: set(states(a).values()) == {"offline"}, what="hall A offline", timeout=20)
+            assert set(states(b_).values()) == {"online"}
+            assert b.link_of(b_)["online"] == 6
+            await until(lambda: b.link_of(a)["online"] == 0, what="hall A's pages told")
+        finally:
+            await b.stop()
+    asyncio.run(go())

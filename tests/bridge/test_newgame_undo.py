@@ -35,8 +35,9 @@ def test_one_ringo_move_is_one_undo_and_stays_in_the_log_marked_undone(tmp_path)
     assert all(n.get("undone") for n in s.notices if n.get("n"))
     assert s.notices[-1]["text"] == "Undid: The attacker moves from b5 to b4."
     assert "cell=" not in s.notices[-1]["text"] and "occupied" not in s.notices[-1]["text"]
-    rows = s.journal.db.execute("SELECT n, status FROM inputs WHERE game_id=? ORDER BY n", (s.game_id,)).fetchall()
-    assert rows == [(1, "undone"), (2, "undone")]
+    rows = s.journal.db.execute("SELECT n, status, reason FROM inputs WHERE game_id=? ORDER BY n",
+                                (s.game_id,)).fetchall()
+    assert rows == [(1, "undone", "undone as one move: inputs 1, 2"), (2, "undone", "undone as one move: inputs 1, 2")]
     assert s.undo() == {"ok": False, "message": "nothing to undo"}
 
 

@@ -36,6 +36,9 @@ def test_new_game_asks_first_and_the_previous_game_can_be_taken_up_again(bridge_
     shots(page, "host-new-game-asks")
     page.click("#new-no")  # keep playing: nothing changed
     page.wait_for_selector("#new-confirm", state="hidden")
+    page.click("#new")
+    page.keyboard.press("Escape")  # so does Escape
+    page.wait_for_selector("#new-confirm", state="hidden")
     time.sleep(0.3)
     assert page.locator("#notices li", has_text="moves from b5 to b4").count() == 1
 

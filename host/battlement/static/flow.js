@@ -47,6 +47,7 @@
     const resume = row.appendChild(el("button", "Resume the previous game")); resume.id = "resume-previous";
     const confirmBox = box.appendChild(el("div", undefined, "confirm")); confirmBox.id = "new-confirm";
     confirmBox.setAttribute("role", "alertdialog"); confirmBox.hidden = true;
+    confirmBox.setAttribute("aria-labelledby", "new-question");
     const question = confirmBox.appendChild(el("p")); question.id = "new-question";
     const yes = confirmBox.appendChild(el("button", "Start the new game")); yes.id = "new-yes";
     const no = confirmBox.appendChild(el("button", "Keep playing")); no.id = "new-no";
@@ -79,6 +80,7 @@
     $("option-form").onsubmit = (e) => { e.preventDefault(); askNew(); };
     yes.onclick = () => { const go = pending; pending = null; confirmBox.hidden = true; if (go) go(); newButton.focus(); };
     no.onclick = () => { pending = null; confirmBox.hidden = true; newButton.focus(); };
+    confirmBox.onkeydown = (e) => { if (e.key === "Escape") no.onclick(); };
     pick.onchange = () => { newButton.textContent = pick.value && last && pick.value !== last.game ? "Switch game..." : "New game..."; };
     resume.onclick = () => {
       const p = last && last.previous;

@@ -55,7 +55,8 @@
       card.dataset.board = b.board; card.dataset.state = b.state;
       const head = add(card, "div", undefined, "board-head");
       add(head, "strong", b.table + "/" + b.board);
-      add(head, "span", " " + STATE[b.state] + (b.link ? " on " + b.link : ""), "board-state");
+      add(head, "span", " " + STATE[b.state] + (b.link ? " on " + b.link : "") +
+        (b.state === "offline" && b.since ? " since " + time(b.since) : ""), "board-state");
       if (b.leds) {
         const test = add(head, "button", "LED test", "led-test");
         test.title = "blink this board's " + b.leds + " lights for a moment";
