@@ -173,10 +173,11 @@ class App:
 
     # --- outgoing ----------------------------------------------------------------
 
-    def emit(self, sensor, value, t, width):
+    def emit(self, sensor, value, t, width, kind=None):
+        """kind: the sensor's own, or "blind" for a break a collection kept from being timed."""
         self.seq += 1
         frame = self._signed(wire.encode(
-            "event", (self.board, self.boot, self.seq, sensor.id, sensor.kind, value, t, width)
+            "event", (self.board, self.boot, self.seq, sensor.id, kind or sensor.kind, value, t, width)
         ))
         if len(self.outbox) >= self.opt["outbox"]:
             self.outbox.pop(0)
@@ -398,7 +399,12 @@ class App:
                     return
         self.gc_at = now_ms
         self.free = 1 << 30
+        p0 = hal.ticks_us()
         hal.collect()
+        p1 = hal.ticks_us()
+        # Edges of this pause reach the ring only after it, timeless: each beam marks them (blind).
+        for b in self.beams:
+            b.paused(p0, p1)
 
     async def _sensing(self, wdt):
         while True:

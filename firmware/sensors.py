@@ -8,6 +8,8 @@ sensing task drains the ring and feeds each channel's detector:
 - Beam: a ball is a dark spell of at least min_pulse_us (shorter ones are
   glitches); a break that starts within lockout_us of the beam clearing is the
   same ball (its rim flickering), so balls a few ms apart still count one by one.
+  A spell that a garbage collection hid in part (esp32: its edges waited out the
+  pause) and that looks too short is "blind": reported apart, never as a ball.
 - TwoBeam: mouth + lower beam; only a ball crossing the lower beam is "in", a
   mouth break with no lower break is a bounce-out and is only counted.
 - Settled (tilt, presence): the reading must hold for settle_us before it is
@@ -159,9 +161,36 @@ class Beam:
         self.glitches = 0
         self.locked = 0  # flickers bridged inside a ball
         self.repaired = 0
+        # The last collection the firmware ran (esp32): edges stamped from p0 to SAFE_US past p1
+        # may have happened anywhere inside it, so their times say nothing.
+        self.p0 = 0
+        self.p1 = 0
+        self.paused_ever = False
+        self.cut = -1  # a break open when a collection began: its timed part ends there
+        self.hid = 0  # edges of the open spell a collection may have hidden
+        self.hid_breaks = 0  # ... of them breaks
+        self.on_blind = None  # on_blind(pause_start, span_us, pause_us)
+        self.blind = 0
+
+    def paused(self, p0, p1):
+        """The firmware just collected garbage from p0 to p1: scheduled handlers waited it out."""
+        self.p0 = p0
+        self.p1 = p1
+        self.paused_ever = True
+        if self.broken and self.cut < 0:
+            self.cut = p0
+
+    def _hidden(self, t):
+        if not self.paused_ever:
+            return False
+        if hal.diff(t, self.p1) > SAFE_US:
+            self.paused_ever = False  # edges come in time order: past the pause for good (and the clock may wrap)
+            return False
+        return hal.diff(t, self.p0) >= 0
 
     def edge(self, level, t):
         self.odd = -1
+        hidden = self._hidden(t)
         if level == self.active:
             if self.broken:
                 return
@@ -172,13 +201,26 @@ class Beam:
             if self.start < 0:
                 self.start = t
                 self.dark = 0
+                self.hid = 0
+                self.hid_breaks = 0
             else:
                 self.locked += 1
+            if hidden:
+                self.hid += 1
+                self.hid_breaks += 1
             return
         if not self.broken:
             return  # a clear edge without a break (missed edge): nothing to measure
         self.broken = False
-        self.dark += max(0, hal.diff(t, self.piece))
+        if self.cut >= 0:
+            # Broken when a collection began: only the dark before it was timed.
+            self.dark += max(0, hal.diff(self.cut, self.piece))
+            self.cut = -1
+            self.hid += 1
+        else:
+            self.dark += max(0, hal.diff(t, self.piece))
+            if hidden:
+                self.hid += 1
         self.clear = t
 
     def due(self, t):
@@ -194,10 +236,30 @@ class Beam:
     def judge(self):
         s = self.start
         self.start = -1
+        hid = self.hid
+        self.hid = 0
+        n = self.hid_breaks  # breaks whose start a collection hid: each may have been a ball
+        self.hid_breaks = 0
         if self.dark < self.min_pulse_us:
-            self.glitches += 1
+            if hid and self.on_blind is not None:
+                self._blind(max(1, n))  # too short only as far as the edges could be timed
+            else:
+                self.glitches += 1
             return
         self.on_ball(s, hal.diff(self.clear, s))
+        if n >= 2 and self.on_blind is not None:
+            self._blind(n - 1)  # whole breaks, and the light after them, fell in the pause before this ball
+
+    def _blind(self, n):
+        """One question per break the pause hid (two balls fit in 30 ms; a rim flicker asks twice)."""
+        cb = self.on_blind
+        if cb is None:
+            return
+        span = max(0, hal.diff(self.clear, self.p0))
+        pause = max(0, hal.diff(self.p1, self.p0))
+        for _ in range(n):
+            self.blind += 1
+            cb(self.p0, span, pause)
 
     def expire(self, now):
         """Judge a spell whose light has held long enough; line the state up with a pin that lost an edge.
@@ -241,6 +303,7 @@ class BeamSensor(Sensor):
     def __init__(self, sid, emit, active, min_pulse_us, lockout_us):
         Sensor.__init__(self, sid, "beam", emit)
         self.beam = Beam(active, min_pulse_us, lockout_us, self._ball)
+        self.beam.on_blind = self._blind
         self.balls = 0
 
     def channels(self):
@@ -253,6 +316,10 @@ class BeamSensor(Sensor):
     def _ball(self, t, w):
         self.balls += 1
         self.emit(self, 1, t, w)
+
+    def _blind(self, t, span, pause):
+        # value: the pause in ms (1-65535); t: when it began; width: from then to the break's last clear.
+        self.emit(self, min(65535, max(1, (pause + 999) // 1000)), t, span, "blind")
 
     def set(self, key, value):
         if key == "min_us":
@@ -270,6 +337,7 @@ class TwoBeamSensor(BeamSensor):
     def __init__(self, sid, emit, active, min_pulse_us, lockout_us):
         BeamSensor.__init__(self, sid, emit, active, min_pulse_us, lockout_us)
         self.mouth = Beam(active, min_pulse_us, lockout_us, self._mouth)
+        self.mouth.on_blind = self._mouth_blind
         self.waiting = False  # a ball passed the mouth and has not reached the lower beam yet
         self.bounced = 0  # mouth balls that never reached the lower beam
 
@@ -279,6 +347,10 @@ class TwoBeamSensor(BeamSensor):
     def _mouth(self, t, w):
         if self.waiting:
             self.bounced += 1  # the previous mouth ball never arrived below
+        self.waiting = True
+
+    def _mouth_blind(self, t, span, pause):
+        # Only the lower beam says "in": a mouth the pause hid may have let a ball through.
         self.waiting = True
 
     def _ball(self, t, w):

@@ -136,6 +136,12 @@ class TableAdapter:
             return "a decision of %s" % inp.get("by", "a player")
         return " ".join([str(inp.get("t", "?"))] + ["%s" % inp[k] for k in sorted(inp) if k not in ("t",)])
 
+    def private_notes(self, view: dict, side: str, notes: list[str]) -> list[str]:
+        """A side's "only for you" list from its own view and the private announcements made to it.
+        A game whose announcements state where a secret is (which a later move changes) words those
+        from the view instead, so the list never says what is no longer true."""
+        return list(notes)
+
     def undo_notice(self, inp: dict, viewer) -> str:
         return "Undid: %s." % self.describe(inp, viewer)
 

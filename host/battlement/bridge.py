@@ -25,9 +25,8 @@ import time
 import traceback
 
 import shared_rules
+from battlement import hass, logs, onboarding, tables
 from battlement import keys as boardkeys
-from battlement import tables
-from battlement import logs, onboarding
 from battlement.boardhealth import BoardWatch, link_summary
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
@@ -49,7 +48,7 @@ NO_SENSORS = "(no sensors)"  # the path of a board-less map (tables.for_game)
 DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
-TURN_BUDGET = 0.008  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
 LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
@@ -58,7 +57,8 @@ class Bridge:
     def __init__(self, tmaps: list[TableMap], journal: str, serial: list[str] | None = None,
                  mqtt: str | None = None, username: str | None = None, password: str | None = None,
                  tls: bool = False, tls_ca: str | None = None, simulate: bool = False, sound: Sound | None = None,
-                 throw_timeout: float = 0.0, host_code: str | None = None):
+                 throw_timeout: float = 0.0, host_code: str | None = None,
+                 hass_prefix: str | None = hass.DEFAULT_PREFIX):
         tables = [t.table for t in tmaps]
         if len(set(tables)) != len(tables):
             raise UserError("two table maps use the same table id: %s" % ", ".join(sorted(tables)))
@@ -82,6 +82,9 @@ class Bridge:
         self.mqtt_auth = (username, password, tls)
         self.tls_ca = check_ca(tls_ca)  # before simulated boards try to load it
         self.throw_timeout = throw_timeout
+        # Home Assistant discovery on the MQTT connection (None: off)
+        self.hass_prefix = hass.check_prefix(hass_prefix) if hass_prefix is not None and mqtt else None
+        self.hass: hass.Publisher | None = None
         # kept in the journal as the side codes are, so an open host page reconnects after a restart;
         # --host-code (set in a service's config) wins and leaves the kept one alone
         kept = self.journal.get_progress(BRIDGE_PROGRESS).get("host-code")
@@ -136,7 +139,11 @@ class Bridge:
             self.transports.append(SerialTransport(ports))
         if self.mqtt:
             user, pw, tls = self.mqtt_auth
-            self.transports.append(MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca))
+            mq = MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca)
+            self.transports.append(mq)
+            if self.hass_prefix is not None:
+                self.hass = hass.Publisher(mq, self.sessions, self.hass_prefix)
+                self.hass.attach()
         seen = self.journal.recent_events()
         for t in self.transports:
             name = "serial" if isinstance(t, SerialTransport) else "mqtt %s" % t.url
@@ -153,6 +160,10 @@ class Bridge:
                 t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
+            # MQTT: the broker would queue for a bridge reading too slowly, so what the pump cannot take soon
+            # is refused at the door (the boards resend it). Serial: the port's own buffer holds a board
+            # back, and a sender that never resends (a test's fuzzer, a scripted stand-in) would lose it.
+            t.bounded = isinstance(t, MqttTransport)
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
@@ -175,6 +186,8 @@ class Bridge:
 
     async def stop(self) -> None:
         await self.supervisor.stop()
+        if self.hass is not None:
+            self.hass.close()  # before the DISCONNECT, which would keep the will from saying it
         for sim in self.sims.values():
             sim.close()
         for t in self.transports:
@@ -384,7 +397,7 @@ class Bridge:
         transports = []
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
-            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links),
+            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
                                "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
                                "rejected": list(self.rejected.get(name, ()))})
         return {
@@ -397,6 +410,7 @@ class Bridge:
             "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
             "board_health": self.board_health(),
             "notes": self.notes[-20:],
+            "hass": dict(self.hass.counters) if self.hass is not None else None,
         }
 
     def board_health(self) -> dict:
@@ -544,7 +558,8 @@ async def serve(args) -> int:
     _bind(args.host, args.port).close()  # a busy port too is one line, before anything starts
     sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
     bridge = Bridge(maps, args.journal, args.serial, args.mqtt, args.username, args.password,
-                    args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code)
+                    args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code,
+                    args.hass_prefix if args.hass else None)
     await bridge.start()
     app = create_app(bridge)
     # a page's action is a few hundred bytes; up to 1 MiB is answered in words, beyond it the frame is refused
@@ -592,6 +607,9 @@ async def serve(args) -> int:
     print("  host page:  %s/host?code=%s   (QR codes for every page are on it)" % (base, bridge.host_code))
     print("  mDNS:       %s" % found)
     print("  sound:      %s" % sound.describe())
+    if args.mqtt:
+        print("  Home Assistant: %s" % ("discovery under %s/ (availability %s)" % (bridge.hass.prefix, bridge.hass.avail)
+                                        if bridge.hass else "off (--no-hass)"))
     if hint:
         print("  note:       " + hint)
     print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))
@@ -651,6 +669,13 @@ def register(sub) -> None:
     p.add_argument("--serial", action="append", metavar="PORT", help="a board's serial port (repeat)")
     p.add_argument("--mqtt", metavar="URL", help="MQTT broker, mqtt://[user:pass@]host:1883 or mqtts://")
     add_mqtt_login(p)
+    p.add_argument("--hass", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --mqtt: announce each table to Home Assistant by MQTT discovery (a device per table "
+                        "and per board: game state, winner, hits/falls/moves, boards online; public view only) "
+                        "(default on; --no-hass publishes nothing for it)")
+    p.add_argument("--hass-prefix", default=hass.DEFAULT_PREFIX, metavar="PREFIX",
+                   help="with --mqtt: Home Assistant's discovery prefix (default %(default)s, as Home Assistant's "
+                        "MQTT integration expects unless changed there)")
     p.add_argument("--simulate", action="store_true",
                    help="simulated boards (no hardware); the page's sensor buttons act as the sensors")
     p.add_argument("--host", default="127.0.0.1", help="address to serve the page on (default 127.0.0.1)")

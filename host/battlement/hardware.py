@@ -17,7 +17,7 @@ import re
 import sys
 
 from battlement.errors import UserError
-from battlement.wire import MAX_FRAME
+from battlement.wire import MAC_LEN, MAX_FRAME, MSGID, U32, VERSION
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 HARDWARE = ROOT / "hardware"
@@ -41,6 +41,7 @@ LIMITS = {
     "ring": (32, 4096),
     "wdt_ms": (0, 8000),  # 0: off; the RP2040 watchdog cannot count past 8.3 s
     "gc_ms": (200, 60000),  # esp32: idle garbage collection, before the heap fills (docs/hardware.md "Timing")
+    "gc_free": (4096, 1 << 20),  # esp32: collect sooner once less heap than this is free
 }
 # Below this a watchdog resets a healthy board: the sensing loop waits out blocking calls (a DNS
 # lookup, a step of a TLS handshake: elliptic-curve arithmetic in mbedtls, of the order of a second).
@@ -172,6 +173,17 @@ def _check_settings(obj: dict, where: str, problems: list[str]) -> None:
                 )
 
 
+FIRMWARE_VERSION = "0.1.0-dev"  # firmware/app.py's FIRMWARE is "0.1.0": room for a suffix
+
+
+def hello_bytes(board: str, role: str, listing: str) -> int:
+    """The longest the board's hello can get: every number at its widest, the firmware's version, and
+    the MAC a signed board adds (" ~" and 16 hex digits), newline included."""
+    fields = "hello %s ffffffff %s %d %s %s %d %d" % (board, FIRMWARE_VERSION, VERSION, role, listing or "-",
+                                                     U32, MSGID)
+    return len(fields) + len(" ~") + 2 * MAC_LEN + len("*00000000\n")
+
+
 def check(m: dict, where: str = "pin map") -> list[str]:
     """Every reason this map cannot work, one readable line each (empty: the map is fine)."""
     problems: list[str] = []
@@ -278,12 +290,10 @@ def check(m: dict, where: str = "pin map") -> list[str]:
     if len(sensors) + sum(1 for s in sensors if isinstance(s, dict) and "lower" in s) > 250:
         problems.append("%s: more than 250 sensor channels on one board" % where)
     listing = ",".join("%s:%s" % (s.get("id"), s.get("kind")) for s in sensors if isinstance(s, dict))
-    hello = len(
-        "hello %s 7fffffff 0.1.0 1 %s %s*00000000\n" % (board, m.get("role") or m.get("profile"), listing)
-    )
+    hello = hello_bytes(str(board), str(m.get("role") or m.get("profile")), listing)
     if hello > MAX_FRAME:
         problems.append(
-            "%s: %d sensors make the board's hello %d bytes, over the %d-byte frame limit: "
+            "%s: %d sensors make the board's hello %d bytes signed, over the %d-byte frame limit: "
             "shorten the sensor ids or split the sensors across two boards"
             % (where, len(sensors), hello, MAX_FRAME)
         )

@@ -167,6 +167,7 @@ class Journal:
         # than the insert itself. Nothing is lost: the commit is what makes a batch durable either way.
         self._events: list[list] = []
         self._inputs: list[list] = []
+        self._last_input: tuple | None = None  # (game_id, n, its event's batch row or id) of the last input
         self.last_write = 0.0  # monotonic time of the last journalled input or event
         self._stop = threading.Event()
         self._checkpointer = None
@@ -369,9 +370,11 @@ class Journal:
         own = event is not None and not self.in_batch  # the event and its input: one commit
         if own:
             self.begin()
+        ref = None
         if event is not None:
             table, ev, obj = event
-            self._insert_event(table, ev, obj, "input %d" % n, now)
+            ref = self._insert_event(table, ev, obj, "input %d" % n, now)
+        self._last_input = (game_id, n, ref)
         row = [game_id, n, source, _INPUT_JSON.encode(inp), "pending", now]
         if self.in_batch:
             self._inputs.append(row)
@@ -383,9 +386,22 @@ class Journal:
 
     def refuse(self, game_id: int, n: int, reason: str) -> None:
         """The rules refused input n: it is skipped on replay, and its event says why."""
-        self._flush()
+        outcome = "illegal: " + reason
+        last = self._last_input
+        ref = last[2] if last is not None and last[:2] == (game_id, n) else None
+        # The event of the input just written: its row still in the batch, or its table's newest. (An UPDATE by
+        # outcome scanned every event ever journalled, once per refused input: under overload, with
+        # inputs refused for the events lost, it took most of the bridge's time; and it marked the
+        # same-numbered input's event of every other table and game too.)
+        pending = isinstance(ref, list) and bool(self._events) and self._events[-1] is ref
+        if pending and isinstance(ref, list):
+            ref[8] = outcome  # written with the batch
         self.settle(game_id, n, "illegal", reason)
-        self.db.execute("UPDATE events SET outcome=? WHERE outcome=?", ("illegal: " + reason, "input %d" % n))
+        if ref is not None and not pending:  # already written: the newest row of its table so numbered
+            self.db.execute("UPDATE events SET outcome=? WHERE id=(SELECT id FROM events WHERE tbl=? AND outcome=? "
+                            "ORDER BY id DESC LIMIT 1)", (outcome, ref[0], "input %d" % n))
+        elif not pending:  # not the input just written (a replay): its event by its outcome
+            self.db.execute("UPDATE events SET outcome=? WHERE outcome=?", (outcome, "input %d" % n))
 
     def settle(self, game_id: int, n: int, status: str, reason: str | None = None) -> None:
         self._flush()
@@ -410,12 +426,14 @@ class Journal:
 
     # --- sensed events -----------------------------------------------------------------
 
-    def _insert_event(self, table: str, ev, obj: str | None, outcome: str | None, now: float) -> None:
+    def _insert_event(self, table: str, ev, obj: str | None, outcome: str | None, now: float) -> list:
+        """Returns the row (waiting in the batch, or written)."""
         row = [table, ev.board, ev.boot, ev.seq, ev.sensor, ev.kind, ev.value, obj, outcome, now]
         if self.in_batch:
             self._events.append(row)
         else:
             self.db.execute("INSERT INTO events (%s) VALUES (?,?,?,?,?,?,?,?,?,?)" % EVENT_COLS, row)
+        return row
 
     def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> None:
         """A sensed event that became no input (unmapped, ignored, paused)."""

@@ -35,6 +35,15 @@ def path_for(table_map: str | os.PathLike) -> pathlib.Path:
     return p.with_name(p.name[:-5] + ".keys.toml" if p.name.endswith(".toml") else p.name + ".keys.toml")
 
 
+def table_map_of(keys_file: str | os.PathLike) -> pathlib.Path | None:
+    """The table map a keys file sits beside (x.keys.toml -> x.toml), if it is there."""
+    p = pathlib.Path(keys_file)
+    if not p.name.endswith(".keys.toml"):
+        return None
+    m = p.with_name(p.name[: -len(".keys.toml")] + ".toml")
+    return m if m.exists() else None
+
+
 def load(path: str | os.PathLike) -> dict[str, bytes]:
     """board id -> key; {} if there is no keys file."""
     p = pathlib.Path(path)

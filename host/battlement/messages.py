@@ -33,7 +33,11 @@ class Hello:
 
 @dataclass(frozen=True)
 class Event:
-    """One sensor edge or reading. value: beam 1 = ball broke the beam; tilt/presence 1 = on, 0 = off."""
+    """One sensor edge or reading. value: beam 1 = ball broke the beam; tilt/presence 1 = on, 0 = off.
+
+    kind "blind" (a beam's): a break the board could not time, inside a garbage collection it ran;
+    value is the collection's length in ms, t_us when it began, width_us from then to the last clear.
+    """
 
     table: str | None
     board: str
@@ -145,6 +149,11 @@ def format_sensors(sensors: dict[str, str]) -> str:
     return ",".join("%s:%s" % (k, sensors[k]) for k in sorted(sensors)) or "-"
 
 
+def declared_kind(kind: str) -> str:
+    """The kind a hello declares for the sensor an event of this kind names (blind: a beam's)."""
+    return "beam" if kind == wire.BLIND else kind
+
+
 def from_frame(typ: str, fields: tuple, table: str | None = None):
     """Turn a decoded frame (wire.decode output) into a message or command object.
 
@@ -158,7 +167,7 @@ def from_frame(typ: str, fields: tuple, table: str | None = None):
         return Hello(table, board, boot, firmware, proto, profile, parse_sensors(sensors), None, acked, msgid)
     if typ == "event":
         board, boot, seq, sensor, kind, value, t_us, width_us = fields
-        if kind not in wire.KINDS:
+        if kind not in wire.EVENT_KINDS:  # a sensor's kind, or blind (a beam's break its board could not time)
             raise WireError(R_FIELDS, "unknown sensor kind %r" % kind[:20])
         return Event(table, board, boot, seq, sensor, kind, value, t_us, width_us)
     if typ == "beat":

@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import time
 import urllib.error
 import urllib.request
 
+from battlement import keys as boardkeys
+from battlement import tables
 from battlement.errors import UserError
 from battlement.messages import Beat, Event, Hello, Reply
 from battlement.transport import args as transport_args
@@ -29,7 +32,13 @@ EPILOG = """examples:
   battlement monitor --serial /dev/ttyACM0 --serial /dev/ttyACM1
   battlement monitor --mqtt mqtt://192.168.1.10 --table hall-1
   battlement monitor --mqtt mqtts://user:secret@broker.example:8883
+  battlement monitor --mqtt mqtt://192.168.1.10 --keys hardware/tables/plingpong.keys.toml
   battlement monitor --bridge http://127.0.0.1:8000 --code H    # a running bridge (its host code)
+
+With the table's keys file (--keys, or hardware/tables/<table>.keys.toml for --table) the monitor
+checks every frame's MAC: a forged or unsigned frame is rejected and shown as `mac`. Without keys it
+says so, and shows signed frames unverified. With keys it does not acknowledge events: that is the
+bridge's (an acknowledged event leaves its board's outbox).
 
 Lines starting with '--' are what the host noticed (ports, boots, gaps, rejects);
 lines starting with '==' are the counters: accepted messages, then rejections by reason.
@@ -49,6 +58,8 @@ def register(sub) -> None:
     p.add_argument("--bridge", metavar="URL", help="watch a running bridge (its page's address) instead of the "
                    "boards: the bridge keeps the ports, the monitor asks it")
     p.add_argument("--code", metavar="H", help="with --bridge: the bridge's host code")
+    p.add_argument("--keys", metavar="FILE", help="the table's board keys file (default with --table T: "
+                   "hardware/tables/T.keys.toml if there is one): check every frame's MAC")
     p.add_argument("--every", type=float, default=5.0, metavar="SECONDS", help="print counters this often (default 5)")
     p.add_argument("--count", type=int, default=0, metavar="N", help="stop after N messages (default: run until Ctrl-C)")
     p.add_argument("--seconds", type=float, default=0, help="stop after this many seconds (default: until Ctrl-C)")
@@ -256,6 +267,47 @@ def watch_bridge(url: str, code: str, every: float = 5.0, seconds: float = 0, po
             time.sleep(poll)
 
 
+def use_keys(t, keys_file: str | None, table: str | None, mqtt: bool) -> str:
+    """Give transport t the table's keys, if there are any; returns what the monitor checks, in words."""
+    if keys_file is None and table:
+        beside = boardkeys.path_for(os.path.join(tables.TABLES_DIR, table + ".toml"))
+        keys_file = str(beside) if beside.exists() else None
+    if keys_file is None:
+        _unsigned_notes(t)
+        return ("signatures: not checked (no keys; give --keys FILE): frames are shown as they come, "
+                "a signed one unverified")
+    if not os.path.exists(keys_file):
+        raise UserError("--keys %s: no such keys file" % keys_file)
+    keys = boardkeys.load(keys_file)
+    if mqtt and not table:
+        tmap = boardkeys.table_map_of(keys_file)
+        if tmap is None:
+            raise UserError("--keys %s: which table are these keys for? give --table" % keys_file)
+        table = tables.load(str(tmap)).table
+        t.table = table
+    for board, key in keys.items():
+        t.keys[(table if mqtt else None, board)] = key
+    t.signed = True
+    t.acknowledges = False  # the bridge acknowledges what it journalled; a watcher must not
+    return ("signatures: checked with the keys of %d board(s) from %s (frames without the right MAC are "
+            "rejected as mac); events are not acknowledged here" % (len(keys), keys_file))
+
+
+def _unsigned_notes(t) -> None:
+    """Without keys: say once per board that its frames carry a MAC this monitor cannot check."""
+    inner, said = t._handle_line, set()
+
+    def handle_line(line, link, *args):
+        if b" ~" in line:
+            board = line.split(b" ", 2)[1][:32] if line.count(b" ") >= 2 else b"?"
+            if board not in said:
+                said.add(board)
+                _say("-- board %s signs its frames: their MAC is not checked here (no key; --keys FILE)"
+                     % board.decode("ascii", "replace"))
+        inner(line, link, *args)
+    t._handle_line = handle_line
+
+
 def run(args) -> int:
     if args.every <= 0:
         raise UserError("--every must be a positive number of seconds, got %s" % args.every)
@@ -275,5 +327,6 @@ def run(args) -> int:
     if t is None:
         raise UserError("what to watch: --serial PORT, --mqtt URL, or a running bridge with --bridge URL --code H")
     _say("-- monitoring %s (Ctrl-C to stop)" % transport_args.describe(args))
+    _say("-- " + use_keys(t, args.keys, args.table, bool(args.mqtt)))
     asyncio.run(watch(t, args.every, args.count, args.seconds))
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from battlement.adapter import Ignore, TableAdapter
 from battlement.messages import Event
 from battlement.tables import TableMap
+from battlement.wire import BLIND
 
 
 class Router:
@@ -34,6 +35,11 @@ class Router:
         if obj is None:
             self._count("unmapped-sensor")
             return None, None, "sensor %s/%s is not mapped to any object in %s" % (ev.board, ev.sensor, self.tmap.path)
+        if ev.kind == BLIND:
+            # No sensor timed it: never a ball by itself. The session asks the host page about it.
+            self._count("blind")
+            return obj, None, "%s: the board was collecting memory for %d ms and a break there could not be timed" % (
+                obj, ev.value)
         out = self.adapter.sense(state, obj, ev.kind, ev.value, at)
         if isinstance(out, Ignore):
             self._count(out.counter)

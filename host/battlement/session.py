@@ -25,10 +25,12 @@ from battlement.router import Router
 from battlement.sound import Sound, ranks
 from battlement.tables import TableMap, required_objects
 from battlement.tokens import new_code, same
+from battlement.wire import BLIND
 from shared_rules.engine import Illegal, Match
 
 log = logging.getLogger("battlement.table")
 KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
+KEEP_BLIND = 20  # open questions about breaks a board could not time (the oldest go first, counted)
 
 
 def sides_of(match: Match) -> list[str]:
@@ -67,6 +69,10 @@ class Session:
         self.notices: list[dict] = []  # public: what happened, what was refused
         self.private: dict[str, list[str]] = {}  # side -> private announcements
         self.prompts: list[dict] = []  # prompts of the last input
+        # Breaks a board could not time (it was collecting memory): asked on the host page only.
+        self.blind: list[dict] = []
+        self._blind_events: dict[int, Event] = {}
+        self._blind_id = 0
         self.paused = False
         self.paused_sensed: dict | None = None  # while paused: {"count": changes not played, "object": the last}
         self.throw_timeout = throw_timeout
@@ -122,6 +128,7 @@ class Session:
         self._set_aside()
         self.journal.reopen(prev["id"])
         self.notices, self.private, self.prompts, self.between = [], {}, [], None
+        self.blind, self._blind_events = [], {}  # a question about another game's break means nothing now
         if not self.resume():
             return {"ok": False, "message": "the previous game could not be replayed"}
         self._changed()
@@ -162,6 +169,7 @@ class Session:
         self.codes = {s: new_code() for s in sides_of(match)}
         self.game_id = self.journal.new_game(self.table, game, match.options, match.seed, self.codes)
         self.notices, self.private, self.prompts, self.between = [], {}, [], None
+        self.blind, self._blind_events = [], {}  # a question about another game's break means nothing now
         self.previous = self.journal.previous_game(self.table, self.game_id)
         self.adapter.reset()
         self._note("New game of %s." % mod.TITLE)
@@ -211,12 +219,15 @@ class Session:
 
     # --- inputs ----------------------------------------------------------------------
 
-    def sensed(self, ev: Event, at: float | None = None) -> dict:
-        """A sensor event from a board: journal it, map it, apply what it means (at: when it arrived)."""
+    def sensed(self, ev: Event, at: float | None = None, source: str | None = None) -> dict:
+        """A sensor event from a board: journal it, map it, apply what it means (at: when it arrived;
+        source: who says so, when not the sensor itself)."""
         self.counters["events"] += 1
         at = time.monotonic() if at is None else at
         self.apply_due(at)
         obj, inputs, note = self.router.place(ev, self.match.state, at)
+        if ev.kind == BLIND and obj is not None and not self.paused:
+            return self._ask_blind(ev, obj, note)
         if inputs is None:
             self.journal.write_event(self.table, ev, obj, "unmapped: " + note if obj is None else "ignored")
             if obj is None:
@@ -235,7 +246,42 @@ class Session:
             return {"ok": True, "message": "held"}
         reply = {"ok": True, "message": ""}
         for inp in inputs:
-            reply = self.apply(inp, source="sensor %s" % obj, event=(self.table, ev, obj))
+            reply = self.apply(inp, source=source or "sensor %s" % obj, event=(self.table, ev, obj))
+        return reply
+
+    def _ask_blind(self, ev: Event, obj: str, note: str) -> dict:
+        """A beam's break its board could not time: never a ball by itself; the host page asks a person
+        (the only one who saw it), and only the host page: a question about a sensor is not the players'."""
+        self.journal.write_event(self.table, ev, obj, "asked")
+        self._blind_id += 1
+        qid = self._blind_id
+        text = "%s (%s, %s): the board was collecting memory for %d ms and a break there could not be timed. " \
+               "Was it a ball?" % (ev.sensor, self.match.game.TITLE, obj, ev.value)
+        self.blind.append({"id": qid, "object": obj, "board": ev.board, "sensor": ev.sensor, "ms": ev.value,
+                           "ask": text})
+        self._blind_events[qid] = ev
+        while len(self.blind) > KEEP_BLIND:
+            gone = self.blind.pop(0)
+            self._blind_events.pop(gone["id"], None)
+            self.counters["blind-unanswered"] = self.counters.get("blind-unanswered", 0) + 1
+        self._changed()
+        return {"ok": True, "message": "asked: " + note}
+
+    def answer_blind(self, qid, ball: bool, source: str = "host page") -> dict:
+        """The host's answer to a blind question: yes plays exactly what the sensor's ball would have
+        (the adapter's own sense path, journalled, undoable); no dismisses it."""
+        ev = self._blind_events.pop(qid, None) if isinstance(qid, int) else None
+        if ev is None:
+            return {"ok": False, "message": "no open question %r about an untimed break (answered already?)" % (qid,)}
+        self.blind = [q for q in self.blind if q["id"] != qid]
+        key = "blind-yes" if ball else "blind-no"
+        self.counters[key] = self.counters.get(key, 0) + 1
+        if not ball:
+            self._changed()
+            return {"ok": True, "message": ""}
+        ball_ev = Event(ev.table, ev.board, ev.boot, ev.seq, ev.sensor, "beam", 1, ev.t_us, ev.width_us)
+        reply = self.sensed(ball_ev, source="%s (a ball on %s, untimed)" % (source, ev.sensor))
+        self._changed()
         return reply
 
     def _paused_note(self, obj: str) -> None:
@@ -530,10 +576,12 @@ class Session:
             "options": self.match.options, "option_specs": self.option_specs(),
             "history": self.journal.history(self.table, 5),
             "waiting": self.match.awaiting(),
+            "timeout": self.timeout_input(),  # what the host's timeout button enters now (None: no button)
             "previous": self._previous_words(),
             "paused_sensed": self.paused_sensed if self.paused else None,
             # every question in words, as the game words it for the host
             "prompts": self._prompts("host"),
+            "blind": self.blind,  # breaks a board could not time: a question for the host alone
         })
         return out
 
@@ -551,9 +599,10 @@ class Session:
 
     def for_side(self, side: str) -> dict:
         legal = self.match.legal()
+        view = self.match.view(side)
         out = self.public()
         out.update({
-            "side": side, "view": self.match.view(side), "private": self.private.get(side, []),
+            "side": side, "view": view, "private": self.adapter.private_notes(view, side, self.private.get(side, [])),
             "decisions": [i for i in legal if i.get("by") == side][:300],
             "prompts": self._prompts(side),
         })

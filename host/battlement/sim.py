@@ -21,6 +21,7 @@ import sys
 import time
 import tty
 
+from battlement import keys as boardkeys
 from battlement import wire
 from battlement.errors import UserError
 from battlement.messages import Event, Hello, Reply, up_frame
@@ -59,15 +60,18 @@ class VirtualBoard:
     def _send(self, frame: bytes) -> None:
         self.write(self._signed(frame))
 
-    def sense(self, sensor: str, value: int, width_us: int = 12000) -> int:
-        """Report a sensor change like the firmware does; returns its seq."""
+    def sense(self, sensor: str, value: int, width_us: int = 12000, kind: str | None = None) -> int:
+        """Report a sensor change like the firmware does; returns its seq. kind "blind": a beam's break
+        inside a garbage collection the board ran (value: its ms), as an ESP32 board reports one."""
         if sensor not in self.sensors:
             raise UserError("board %s has no sensor %r (sensors: %s)" % (self.board, sensor, ", ".join(sorted(self.sensors))))
-        kind = self.sensors[sensor]
+        if kind == "blind" and self.sensors[sensor] != "beam":
+            raise UserError("board %s: only a beam reports blind, %s is a %s" % (self.board, sensor, self.sensors[sensor]))
+        kind = kind or self.sensors[sensor]
         self.seq += 1
         t_us = int((time.monotonic() - self.t0) * 1e6) & (2**30 - 1)
         frame = self._signed(up_frame(Event(None, self.board, self.boot, self.seq, sensor, kind, value, t_us,
-                                            width_us if kind == "beam" else 0)))
+                                            width_us if kind in ("beam", "blind") else 0)))
         self.outbox[self.seq] = frame
         self.counters["events"] += 1
         self.write(frame)
@@ -354,13 +358,29 @@ async def random_play(sim: Simulator, count: int, rate: float, seed: int, echo=p
         await asyncio.sleep(1.0 / rate)
 
 
+def table_keys(table_map: str, keys_file: str | None, mqtt: bool) -> tuple[dict[str, bytes], str]:
+    """The boards' keys, as `battlement run` finds them (the keys file beside the table map, or
+    --keys), and a line saying whether and how the boards sign."""
+    path = boardkeys.path_for(table_map) if keys_file is None else keys_file
+    if keys_file is not None and not os.path.exists(keys_file):
+        raise UserError("--keys %s: no such keys file" % keys_file)
+    keys = boardkeys.load(path)
+    if not keys:
+        return {}, "boards do not sign (no keys file %s; the bridge expects unsigned frames too)" % path
+    if not mqtt and not boardkeys.serial_signing(table_map):
+        return {}, "boards do not sign: the table map turns signing off for serial ([signing] serial = false)"
+    return keys, "boards sign with the keys in %s (%d of them)" % (path, len(keys))
+
+
 async def _main(args) -> int:
     tmap = load(args.table)
     if (args.tls or args.tls_ca) and not args.mqtt:
         raise UserError("--tls and --tls-ca go with --mqtt")
     check_ca(args.tls_ca)
-    sim = Simulator(tmap, args.mqtt, args.username, args.password, args.tls, args.tls_ca)
+    keys, signing = table_keys(args.table, args.keys, bool(args.mqtt))
+    sim = Simulator(tmap, args.mqtt, args.username, args.password, args.tls, args.tls_ca, keys)
     sim.start()
+    print("sim: " + signing)
     if args.mqtt:
         print("sim: %d boards of table %s on %s" % (len(sim.boards), tmap.table, args.mqtt))
     else:
@@ -406,5 +426,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the random changes (default 1)")
     p.add_argument("--wait", type=float, default=1.0, help="seconds to wait before playing (default 1)")
     p.add_argument("--linger", type=float, default=1.0, help="seconds to keep answering after the script")
+    p.add_argument("--keys", metavar="FILE", help="the boards' keys file (default: beside the table map, "
+                   "<table>.keys.toml, as 'battlement run' reads it); with keys the boards sign every frame")
     p.set_defaults(func=run)
 

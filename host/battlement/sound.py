@@ -12,6 +12,10 @@ over each other. Each item has a priority:
     TURN    "Red, your turn": only the newest one matters, so a new one replaces one still waiting.
 The player is a thread (a blocking wait on a child process), not a coroutine: the sessions call
 say() from plain code, with or without an event loop. "said" counts what actually played.
+
+On a speaker, espeak-ng's audio passes through the player thread on its way to `play` (each chunk as soon
+as it comes), so the WAV of each phrase is kept (speechcache.py): a phrase said before is played from its
+file, without starting espeak-ng at all. Volume is applied by `play`, so one file serves every volume.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ from __future__ import annotations
 import heapq
 import logging
 import os
+import select
 import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+
+from .speechcache import BYTES, ENTRIES, SpeechCache
 
 log = logging.getLogger("battlement.sound")
 
@@ -74,7 +81,7 @@ def _name(p: subprocess.Popen) -> str:
 
 class Sound:
     def __init__(self, mode: str = "null", folder: str | None = None, voice: str = "en", volume: int = 100,
-                 speed: int = 160):
+                 speed: int = 160, cache_entries: int = ENTRIES, cache_bytes: int = BYTES):
         if mode not in ("null", "file", "speaker", "auto"):
             raise ValueError("sound mode is auto, null, file or speaker")
         self.asked = mode
@@ -93,6 +100,7 @@ class Sound:
         self.problem = ""  # the last failure, in words, until something plays again
         self.n = 0
         self.files: list[str] = []
+        self.cache = SpeechCache(cache_entries, cache_bytes)
         self.on_change: Callable[[], None] | None = None  # called from the player thread after each sound or failure
         self.started: Callable[[str, float], None] | None = None  # hook(text, t) when an item starts playing
         self._waiting: list[tuple[int, int, str, str]] = []  # (priority, order, kind, text or cue)
@@ -217,17 +225,19 @@ class Sound:
     def _play(self, kind: str, what: str) -> None:
         gain = "%.2f" % (self.volume / 100.0)
         target = ""
+        cached: tuple | None = None
         if kind == "say":
-            speak = [self.espeak or "espeak-ng", "-v", self.voice, "-a", str(self.volume), "-s", str(self.speed)]
             if self.mode == "file":
+                speak = [self.espeak or "espeak-ng", "-v", self.voice, "-a", str(self.volume), "-s", str(self.speed)]
                 target = self._target("say")
                 procs = [self._spawn(speak + ["-w", target, "--", what])]
             else:
-                first = self._spawn(speak + ["--stdout", "--", what], stdout=subprocess.PIPE)
-                procs = [first, self._spawn([self.play or "play", "-q", "-t", "wav", "-", "vol", gain],
-                                            stdin=first.stdout)]
-                if first.stdout:
-                    first.stdout.close()  # the player holds it now; espeak-ng sees a broken pipe if it dies
+                key = self.key(what)
+                wav = self.cache.get(key)
+                if not wav:
+                    return self._speak(what, key, gain)
+                cached = key
+                procs = [self._spawn([self.play or "play", "-q", wav, "vol", gain])]
         else:
             freq, secs = TONES[what]
             tone = ["synth", str(secs), "sine", str(freq), "vol", "%.2f" % (self.volume / 200.0)]
@@ -238,7 +248,32 @@ class Sound:
                 procs = [self._spawn([self.play or "play", "-q", "-n"] + tone)]
         if self.started:
             self.started(what, time.perf_counter())
-        bad, said_why = "", ""
+        self._finish(kind, procs, target=target, cached=cached)
+
+    def key(self, text: str) -> tuple:
+        """What espeak-ng's audio for text depends on (volume is applied when playing)."""
+        return (self.voice, self.speed, text)
+
+    def _speak(self, what: str, key: tuple, gain: str) -> None:
+        """A phrase not in the cache: espeak-ng -> this thread -> `play`, each chunk passed on as it comes,
+        and the whole kept for next time when both ended well."""
+        speak = [self.espeak or "espeak-ng", "-v", self.voice, "-a", "100", "-s", str(self.speed),
+                 "--stdout", "--", what]
+        first = self._spawn(speak, stdout=subprocess.PIPE)
+        player = self._spawn([self.play or "play", "-q", "-t", "wav", "-", "vol", gain], stdin=subprocess.PIPE)
+        if self.started:
+            self.started(what, time.perf_counter())
+        wav, late = _relay(first, player, time.monotonic() + PLAY_TIMEOUT)
+        if late:
+            for p in (first, player):
+                if p.poll() is None:
+                    p.kill()
+        if self._finish("say", [first, player], late=late) and wav:
+            self.cache.put(key, wav)
+
+    def _finish(self, kind: str, procs: list, target: str = "", cached: tuple | None = None, late: bool = False) -> bool:
+        """Wait for the processes of one item; count it as played, or say in words why not."""
+        bad, said_why = ("%s did not finish in %d s" % (_name(procs[0]), PLAY_TIMEOUT) if late else ""), ""
         for p in procs:
             try:
                 _out, err = p.communicate(timeout=PLAY_TIMEOUT)
@@ -259,13 +294,16 @@ class Sound:
             # espeak-ng exits 0 even when it cannot write its file: the file itself is the proof
             bad = "could not write %s%s" % (target, ": " + said_why if said_why else "")
         if bad:
+            if cached:
+                self.cache.drop(cached)  # the next time it is made again
             self._fail(bad)
-            return
+            return False
         self.counters["said" if kind == "say" else "tones"] += 1
         if self.problem:
             self.problem = ""
             log.info("sound works again")
         self._tell()  # the host page's counts follow what actually played
+        return True
 
     def _spawn(self, argv: list[str], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL) -> subprocess.Popen:
         return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
@@ -305,3 +343,44 @@ class Sound:
             self._lock.notify_all()
         if self._thread:
             self._thread.join(wait)
+        self.cache.close()
+
+
+def _relay(src: subprocess.Popen, dst: subprocess.Popen, deadline: float) -> tuple[bytes, bool]:
+    """Pass src's stdout to dst's stdin as it comes (the player starts on the first chunk), keeping a copy.
+    Returns (all the bytes, whether the deadline passed). A player that died early stops the passing on,
+    never the reading: espeak-ng is not left blocked on a full pipe."""
+    out, dst_in = src.stdout, dst.stdin
+    src.stdout = dst.stdin = None  # read and closed here: communicate() must not touch them
+    assert out is not None and dst_in is not None
+    in_fd, out_fd = out.fileno(), dst_in.fileno()
+    os.set_blocking(out_fd, False)
+    chunks: list[bytes] = []
+    pending, passing, reading = b"", True, True
+    try:
+        while reading or (pending and passing):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"".join(chunks), True
+            r, w, _x = select.select([in_fd] if reading else [], [out_fd] if pending and passing else [], [], left)
+            if r:
+                data = os.read(in_fd, 65536)
+                if not data:
+                    reading = False
+                else:
+                    chunks.append(data)
+                    pending += data if passing else b""
+            if pending and passing and (w or r):
+                try:
+                    pending = pending[os.write(out_fd, pending):]
+                except BlockingIOError:
+                    pass
+                except (BrokenPipeError, OSError):
+                    passing, pending = False, b""
+        return b"".join(chunks), False
+    finally:
+        out.close()
+        try:
+            dst_in.close()
+        except OSError:
+            pass

@@ -73,5 +73,5 @@
     });
   }
 
-  B.register("battleground", { board: bgBoard, ask: bgAsk, sensorWords: { fell: "knocked down", stood: "stood back up" } });
+  B.register("battleground", { board: bgBoard, ask: bgAsk, timeoutWords: () => "the shot is over", sensorWords: { fell: "knocked down", stood: "stood back up" } });
 })();

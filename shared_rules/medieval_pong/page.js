@@ -23,10 +23,13 @@
   }
 
   function pongBoard(v, box) {
-    const phase = { team: "Picking characters", place: "Placing characters in secret", play: "Battle" }[v.phase] || cap(v.phase);
-    stat(box, "phase", phase);
+    // once the game is over the headline says who won: no phase of a battle that has ended
+    if (!v.over) {
+      const phase = { team: "Picking characters", place: "Placing characters in secret", play: "Battle" }[v.phase] || cap(v.phase);
+      stat(box, "phase", phase);
+    }
     stat(box, "crowns to win", v.crowns_to_win);
-    if (v.step && v.step.side) stat(box, "throwing", cap(v.step.side) + (v.step.balls > 1 ? " (" + v.step.balls + " balls)" : ""));
+    if (!v.over && v.step && v.step.side) stat(box, "throwing", cap(v.step.side) + (v.step.balls > 1 ? " (" + v.step.balls + " balls)" : ""));
     Object.keys(v.sides || {}).sort().forEach((s) => {
       const sv = v.sides[s];
       const towers = sv.towers || {};
@@ -51,7 +54,7 @@
     Object.keys(sides).sort().forEach((s) => {
       const towers = sides[s].towers;
       if (!towers) return;
-      const g = add(box, "div", undefined, "grid"); add(g, "div", s, "grid-title");
+      const g = add(box, "div", undefined, "grid"); add(g, "div", s + " kingdom", "grid-title");
       const rows = {};
       Object.keys(towers).sort().forEach((t) => { (rows[t[0]] = rows[t[0]] || []).push(t); });
       Object.keys(rows).sort().forEach((r) => {
@@ -61,12 +64,17 @@
           const down = tv.was !== undefined || tv.status === "box";
           const c = add(row, "span", t + (tv.character ? " " + tv.character : tv.was ? " " + tv.was : "") + (tv.crown ? " \u265b" : ""),
             "tower " + s + (down ? " down" : ""));
-          c.dataset.tower = s + "." + t;
-          c.title = tv.status + (tv.was ? " (was " + tv.was + ")" : "");
+          c.dataset.tower = s + "." + t; c.dataset.state = down ? "down" : tv.status;
+          c.title = cap(s) + " tower " + t + ": " + (down ? "fallen" : tv.status === "up" ? "standing" : tv.status) + (tv.was ? " (held the " + tv.was + ")" : "") +
+            (tv.crown ? ", a crown" : "");
         });
       });
     });
   }
 
-  B.register("medieval-pong", { board: pongBoard, table: pongTable, ask: pongAsk, sensorWords: { ball: "ball into", tilt: "roof tips over" } });
+  const legend = [{ mark: "A1", cls: "red", text: "Red's towers" }, { mark: "A1", cls: "blue", text: "Blue's towers" },
+    { mark: "A1", cls: "down", text: "a fallen tower" }, { mark: "\u265b", cls: "plain", text: "a crown" }];
+
+  B.register("medieval-pong", { board: pongBoard, table: pongTable, ask: pongAsk, legend: legend,
+    timeoutWords: () => "missed (no ball in)", sensorWords: { ball: "ball into", tilt: "roof tips over" } });
 })();

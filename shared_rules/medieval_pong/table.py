@@ -6,6 +6,7 @@ Host side only (CPython); a board never loads it.
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from battlement.adapter import GOLD, WHITE, Ignore, TableAdapter
@@ -16,6 +17,14 @@ from shared_rules.medieval_pong.switches import FALL, ROOF, switch_input, switch
 # Two balls in different kingdoms less than this apart during a fire at will are a tie: the side
 # that just lost its Princess wins it (rulebook). 0.25 s is closer than eyes can tell two balls apart.
 TIE_WINDOW = 0.25
+# The private announcements that say where a side's secret is (rules.on_place, alt's trap): the list
+# words those from the side's current view instead (a tower falls, a swap moves a character).
+WHERE = re.compile(r"^(The [^:']+ is in tower [A-Z]\d( with a crown)?|Your trap is in tower [A-Z]\d)\.$")
+# the Seer's answer about the other kingdom: once every tower it names has fallen, the scoreboard
+# shows what each held and the answer is no longer a secret, nor current
+SEER = re.compile(r"^The Seer says: (Red|Blue)'s .+ is in tower ([A-Z]\d(?: and tower [A-Z]\d)*)\.$")
+# a character's tower that is not simply standing: what became of it
+STATUS_WORDS = {"roof": "now a roof", "guard": "stacked by the Guard", "hand": "in the Gunner's hand"}
 
 
 class Table(TableAdapter):
@@ -154,6 +163,31 @@ class Table(TableAdapter):
                                    "A padlock of the %s is ticked: %d to go." % (title(c), left))
 
     # --- what each viewer may see -----------------------------------------------------------
+
+    def private_notes(self, view, side, notes):
+        """Where each of the side's characters, crowns and its trap is now (from its own view), then
+        what else it was told (the Seer's answers, refusals, undos), oldest first."""
+        sv = (view.get("sides") or {}).get(side) or {}
+        now = []
+        for t, tv in sorted((sv.get("towers") or {}).items()):
+            ch = tv.get("character")
+            if not ch or tv.get("status") == "box":
+                continue  # an empty or destroyed tower hides nothing any more
+            how = STATUS_WORDS.get(tv.get("status"))
+            now.append("The %s is in tower %s%s%s." % (title(ch), t, " with a crown" if tv.get("crown") else "",
+                                                     " (%s)" % how if how else ""))
+        if sv.get("trap"):
+            now.append("Your trap is in tower %s." % sv["trap"])
+        return now + [n for n in notes if not WHERE.match(n) and not self._seer_stale(view, n)]
+
+    @staticmethod
+    def _seer_stale(view, note):
+        m = SEER.match(note)
+        if not m:
+            return False
+        towers = ((view.get("sides") or {}).get(m.group(1).lower()) or {}).get("towers") or {}
+        named = m.group(2).split(" and tower ")
+        return all((towers.get(t) or {}).get("was") is not None or (towers.get(t) or {}).get("status") == "box" for t in named)
 
     def describe(self, inp, viewer):
         t, by = inp.get("t"), inp.get("by")

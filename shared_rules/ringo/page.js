@@ -1,13 +1,16 @@
-// Ringo on the page: its scoreboard, its table and what each player is asked, in words.
+// Ringo on the page: its scoreboard, its rings and what each player is asked, in words.
 // Loaded by the page shell (host/battlement/static/page.js) as /games/ringo.js; it renders only what
 // the bridge sent this page, which the rules made for this viewer.
+// A move is played by tapping a piece and then where it goes (or with the keyboard: Tab to a piece,
+// Enter, Tab to a gold cell, Enter); the moves are also listed as buttons.
 (function () {
   "use strict";
   const B = window.Battlement;
   const { add, cap, stat, SVG } = B;
+  const SIDE_WORD = { attackers: "attacker", defenders: "defender" };
 
   function ringoBoard(v, box) {
-    stat(box, "to move", cap(v.turn));
+    if (!v.over) stat(box, "to move", cap(v.turn));
     stat(box, "attackers", v.attackers + " (" + v.castle + " in the castle)");
     stat(box, "defenders", v.defenders);
     if (v.neutral) stat(box, "attackers in the Neutral Zone", v.neutral.attackers + " of " + v.neutral.limit);
@@ -15,12 +18,43 @@
     if (v.last) stat(box, "last move", v.last);
   }
 
+  // The moves this page may play now: its own decisions (a side page, the host's), each with how it
+  // is sent. On the host page of simulated boards a move goes through the boards, as a hand makes it.
+  function movesNow() {
+    const s = B.state() || {};
+    if ((s.view || {}).over) return [];
+    const own = (s.decisions || []).filter((i) => i.t === "move");
+    if (B.role === "host" && s.bridge && s.bridge.simulated) {
+      const sensed = (s.sensed || []).filter((i) => i.t === "move");
+      if (sensed.length) return sensed.map((i) => ({ inp: i, action: "sense" }));
+    }
+    return own.map((i) => ({ inp: i, action: "input" }));
+  }
+
+  let picked = null;  // the cell of the piece tapped, waiting for where it goes
+
   // Five rings of eight slices around the castle; slice n (the Neutral Zone) at the top, clockwise.
   function ringoRings(v) {
     const svg = document.createElementNS(SVG, "svg");
-    svg.setAttribute("viewBox", "-130 -130 260 260"); svg.setAttribute("class", "ring");
+    svg.setAttribute("viewBox", "-134 -134 268 268"); svg.setAttribute("class", "ring");
+    svg.setAttribute("role", "group"); svg.setAttribute("aria-label", "the Ringo board");
     const mk = (tag, attrs, parent) => { const e = document.createElementNS(SVG, tag); Object.keys(attrs).forEach((k) => e.setAttribute(k, attrs[k])); (parent || svg).appendChild(e); return e; };
     const slices = "nabcdefg";
+    const moves = movesNow();
+    const from = {};
+    moves.forEach((m) => { (from[m.inp.from] = from[m.inp.from] || []).push(m); });
+    if (picked && !from[picked]) picked = null;  // the state moved on: that piece cannot move now
+    const dest = {};
+    (picked ? from[picked] : []).forEach((m) => { dest[m.inp.to] = m; });
+    // a tappable cell: a button to the keyboard and to a screen reader as well as to a finger
+    const tappable = (g, words, act) => {
+      g.setAttribute("role", "button"); g.setAttribute("tabindex", "0"); g.setAttribute("aria-label", words);
+      g.addEventListener("click", act);
+      g.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); act(); } });
+    };
+    const pick = (cell) => () => { picked = picked === cell ? null : cell; B.rerender(); focusAfter(cell); };
+    const play = (m) => () => { picked = null; B.send({ action: m.action, input: m.inp }); };
+
     for (let r = 5; r >= 1; r--) mk("circle", { r: 20 + r * 20, class: "ring-line" });
     for (let i = 0; i < 8; i++) {
       const a = (i * 45 - 112.5) * Math.PI / 180;
@@ -34,21 +68,55 @@
     for (let i = 0; i < 8; i++) {
       for (let r = 1; r <= 5; r++) {
         const name = slices[i] + r, a = (i * 45 - 90) * Math.PI / 180, rad = 10 + r * 20;
+        const x = rad * Math.cos(a), y = rad * Math.sin(a);
         const who_ = (v.cells || {})[name];
         const g = mk("g", { "data-cell": name, "data-piece": who_ || "" });
-        mk("title", {}, g).textContent = name + (who_ ? ": " + who_.slice(0, -1) : ": empty");
-        mk("circle", { cx: rad * Math.cos(a), cy: rad * Math.sin(a), r: who_ ? 8 : 2.5, class: who_ ? "piece " + who_ : "cell" }, g);
+        mk("title", {}, g).textContent = name + (who_ ? ": " + SIDE_WORD[who_] : ": empty");
+        mk("circle", { cx: x, cy: y, r: 11, class: "hit-area" }, g);
+        // the two sides differ in shape and letter as well as colour: attackers round "A", defenders square "D"
+        if (who_ === "defenders") mk("rect", { x: x - 8, y: y - 8, width: 16, height: 16, rx: 2, class: "piece " + who_ }, g);
+        else mk("circle", { cx: x, cy: y, r: who_ ? 8.5 : 2.5, class: who_ ? "piece " + who_ : "cell" }, g);
+        if (who_) mk("text", { x: x, y: y + 3.5, class: "piece-letter" }, g).textContent = who_ === "defenders" ? "D" : "A";
+        if (from[name]) {
+          g.classList.add(picked === name ? "picked" : "movable");
+          tappable(g, (picked === name ? "put back " : "pick up ") + "the " + SIDE_WORD[who_] + " on " + name, pick(name));
+        } else if (dest[name]) {
+          g.classList.add("dest");
+          tappable(g, "move the " + SIDE_WORD[(v.cells || {})[picked]] + " from " + picked + " to " + name, play(dest[name]));
+        }
       }
       const a = (i * 45 - 90) * Math.PI / 180;
-      mk("text", { x: 127 * Math.cos(a), y: 127 * Math.sin(a) + 3, class: "slice" }).textContent = slices[i];
+      mk("text", { x: 128 * Math.cos(a), y: 128 * Math.sin(a) + 4, class: "slice" }).textContent = slices[i];
     }
     const c = mk("g", { "data-cell": "castle" });
     mk("circle", { r: 18, class: "castle" }, c);
     mk("text", { y: 5, class: "castle-count" }, c).textContent = String(v.castle || 0);
     mk("title", {}, c).textContent = "castle: " + (v.castle || 0) + " attackers in";
-    return svg;
+    if (dest.castle) { c.classList.add("dest"); tappable(c, "move the attacker from " + picked + " into the castle", play(dest.castle)); }
+    return { svg: svg, moves: moves.length };
   }
 
-  B.register("ringo", { board: ringoBoard, table: (v, box) => box.appendChild(ringoRings(v)), sensorWords: { move: "lift and put down", cell: "cell" },
+  // After a re-render the focus goes back to the cell the keyboard was on.
+  function focusAfter(cell) {
+    const g = document.querySelector('svg.ring [data-cell="' + cell + '"]');
+    if (g && g.focus) g.focus();
+  }
+
+  function ringoTable(v, box) {
+    const drawn = ringoRings(v);
+    if (drawn.moves) add(box, "p", picked ? "Now tap a gold cell where the piece goes (or the piece again to put it back)."
+      : "Your move: tap one of your pieces (white ring), then where it goes.", "move-help");
+    box.appendChild(drawn.svg);
+  }
+
+  function ringoLabel(inp) {
+    if (inp.t === "move") return "move " + inp.from + (inp.to === "castle" ? " into the castle" : " to " + inp.to);
+    if (inp.t === "cell") return inp.cell + (inp.occupied ? " piece put down" : " piece lifted");
+    return "";
+  }
+
+  B.register("ringo", { board: ringoBoard, table: ringoTable, label: ringoLabel, sensorWords: { move: "lift and put down", cell: "cell" },
+    legend: [{ mark: "A", cls: "attackers", text: "Attackers (round)" }, { mark: "D", cls: "defenders", text: "Defenders (square)" }],
+    foldDecisions: (inp) => inp.t === "move", actOnTable: true,
     ask: () => "your move: lift a piece and put it on a free cell (or jump to capture)." });
 })();

@@ -101,3 +101,27 @@ def test_a_journal_from_a_newer_battlement_is_refused_in_words(tmp_path):
                        % (VERSION + 1, VERSION)):
         Journal(str(path))
     Journal(str(tmp_path / "other.sqlite")).close()
+
+
+def test_a_refused_input_marks_its_own_event_only(tmp_path):
+    """An input the rules refuse marks the event it came from "illegal: why" -- not the event of the
+    same-numbered input of another table (it did, by matching "input n" over every event ever kept)."""
+    from battlement.messages import Event
+
+    j = Journal(str(tmp_path / "j.sqlite"))
+    a, b = j.new_game("hall-a", "ringo", {}, 1, {}), j.new_game("hall-b", "ringo", {}, 1, {})
+    ev = Event(None, "ring-5", 7, 1, "b", "presence", 1, 0, 0)
+    for batched in (False, True):
+        if batched:
+            j.begin()
+        na = j.write_input(a, "sensor b5", {"t": "lift"}, ("hall-a", ev, "b5"))
+        nb = j.write_input(b, "sensor b5", {"t": "lift"}, ("hall-b", ev, "b5"))
+        assert na == nb
+        j.refuse(b, nb, "cell b5 is empty")
+        if batched:
+            j.commit()
+        rows = dict(j.db.execute("SELECT tbl, outcome FROM events WHERE outcome LIKE ? OR outcome LIKE ?",
+                                 ("input %d" % na, "illegal%")).fetchall()[-2:])
+        assert rows == {"hall-a": "input %d" % na, "hall-b": "illegal: cell b5 is empty"}, (batched, rows)
+        j.db.execute("UPDATE events SET outcome='done'")
+    j.close()

@@ -149,3 +149,84 @@ def test_auto_is_silent_where_nothing_can_play(standins):
     assert Sound("auto").mode == "null"
     os.environ.pop("STANDIN_NODEVICE")
     assert Sound("auto").mode == "speaker"
+
+
+def heard(log):
+    """What each `play` of an announcement heard, in the order they started."""
+    return [r["heard"] for r in sorted(speech.records(log), key=lambda r: r["start"])
+            if r["prog"] == "play" and r.get("heard") is not None]
+
+
+def test_a_repeated_announcement_plays_from_the_cache_in_order_at_the_volume_asked(standins):
+    log = standins(STANDIN_SECONDS=0.05)
+    sound = Sound("speaker")
+    for text in ("Red, your turn.", "Blue's kingdom is ready.", "Red, your turn."):
+        sound.say(text)
+    assert sound.wait_idle(20)
+    sound.set(volume=40)
+    sound.say("Red, your turn.")
+    sound.say("Ball in A1.")
+    assert sound.wait_idle(20)
+    # espeak-ng ran once per different text; every announcement was still played, in order
+    assert [w[0] for w in spoken(log)] == ["Red, your turn.", "Blue's kingdom is ready.", "Ball in A1."]
+    assert heard(log) == ["Red, your turn.", "Blue's kingdom is ready.", "Red, your turn.", "Red, your turn.",
+                          "Ball in A1."]
+    plays = [r for r in sorted(speech.records(log), key=lambda r: r["start"]) if r["prog"] == "play"]
+    assert plays[3]["args"][-2:] == ["vol", "0.40"]  # a cached phrase takes the volume set since it was made
+    assert sound.counters["said"] == 5 and sound.counters["failed"] == 0
+    assert sound.cache.hits == 2 and sound.cache.misses == 3
+    sound.close()
+
+
+def test_the_synthesis_cache_is_bounded(standins):
+    log = standins(STANDIN_SECONDS=0.01)
+    sound = Sound("speaker", cache_entries=3)
+    for i in range(6):
+        sound.say("Ball in tower %d." % i)
+    assert sound.wait_idle(30)
+    assert len(sound.cache) == 3 and len(os.listdir(sound.cache.folder)) == 3
+    sound.say("Ball in tower 0.")  # the oldest went: made again
+    sound.say("Ball in tower 5.")  # the newest stayed
+    assert sound.wait_idle(20)
+    assert [w[0] for w in spoken(log)].count("Ball in tower 0.") == 2
+    assert [w[0] for w in spoken(log)].count("Ball in tower 5.") == 1
+    small = Sound("speaker", cache_bytes=200)  # a byte budget holds too: each file here is ~60 bytes
+    for i in range(6):
+        small.say("Red hits tower %d." % i)
+    assert small.wait_idle(30)
+    assert 0 < small.cache.size <= 200 and len(small.cache) < 6
+    folder = small.cache.folder
+    small.close()
+    assert not os.path.exists(folder)  # the Sound cleans up its own cache
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing", "swapped"])
+def test_a_damaged_cache_file_is_made_again_and_nothing_wrong_is_said(standins, damage):
+    log = standins(STANDIN_SECONDS=0.02)
+    sound = Sound("speaker")
+    sound.say("Blue's kingdom is ready.")
+    sound.say("Red, your turn.")
+    assert sound.wait_idle(20)
+    path = sound.cache.path(sound.key("Red, your turn."))
+    if damage == "truncated":
+        with open(path, "r+b") as f:
+            f.truncate(30)
+    elif damage == "garbage":
+        with open(path, "wb") as f:
+            f.write(b"not a wav at all, just noise" * 4)
+    elif damage == "swapped":  # another phrase's sound in its place must never be played for this one
+        with open(sound.cache.path(sound.key("Blue's kingdom is ready.")), "rb") as f:
+            other = f.read()
+        with open(path, "wb") as f:
+            f.write(other)
+    else:
+        os.remove(path)
+    sound.say("Red, your turn.")
+    assert sound.wait_idle(20)
+    assert heard(log)[-1] == "Red, your turn."
+    assert [w[0] for w in spoken(log)].count("Red, your turn.") == 2
+    assert sound.counters["said"] == 3 and sound.counters["failed"] == 0 and sound.status()["problem"] == ""
+    sound.say("Red, your turn.")  # made again, so cached again
+    assert sound.wait_idle(20)
+    assert [w[0] for w in spoken(log)].count("Red, your turn.") == 2 and heard(log)[-1] == "Red, your turn."
+    sound.close()

@@ -4,7 +4,8 @@ Each drop is one happening on the beam with its truth: a noise break (0.1-0.5 ms
 a ball of a width band, a ball whose rim lets light through for 50-500 us somewhere inside it,
 or a burst of 2-4 balls with 6-15 ms of light between them. The firmware's events are matched
 to the drops by time and counted per band: false balls for noise, missed and doubled for balls,
-and each counted ball's width error.
+and each counted ball's width error. A `blind` event (a break a collection kept the board from
+timing: the host asks a person) is no ball: it "asks" for a drop in its window that got none.
 """
 
 import bisect
@@ -39,7 +40,10 @@ MODELS = {
     "rp2 animating": ("rp2", True),
     "esp32 gc": ("esp32-gc", False),
     "esp32 gc animating": ("esp32-gc", True),
+    # Baseline: the ESP32 firmware before (the port's own collections, every 1.5 s while lit).
+    "esp32 gc before": ("esp32-gc-auto", False),
 }
+EXTRA = {"esp32 gc before": {"gc_ms": 1500}}  # board settings a model's runs use
 
 
 def _ball_width(rng, lo, hi):
@@ -84,7 +88,7 @@ def timeline(n, seed, start=200_000):
 
 
 def run(code, model, edges, lines=(), leds=0, deaf=(), extra=None, seed=1, timeout=600, log_edges=False):
-    """Run the firmware's sensing loop over the edges; returns (events [(sensor, seq, t, width)], stats)."""
+    """Run the firmware's sensing loop over the edges; returns (events [(sensor, seq, t, width, kind)], stats)."""
     cfg = {"board": "bench", "sensors": [CUP], "wdt_ms": 0}
     if leds:
         cfg["leds"] = {"pin": 16, "count": leds}
@@ -125,16 +129,27 @@ def animate(leds):
     return [wire.encode("led", ("bench", 1, "all", "pulse", 0x3060FF, 1200)).decode().strip()] if leds else []
 
 
-def score(truth, events):
-    """Per band: {"n", "none", "one", "double", "errors" [width us]}, and the events that overlap no drop.
+def is_blind(ev):
+    return len(ev) > 4 and ev[4] == "blind"
 
-    An event belongs to the drop its span [t, t + width] overlaps most (late IRQs shift it a little).
+
+def score(truth, events, counts=None, asks=None):
+    """Per band: {"n", "none", "one", "double", "asked", "errors" [width us]}, and the balls that overlap no drop.
+
+    A ball event belongs to the drop its span [t, t + width] overlaps most (late IRQs shift it a
+    little). A blind event asks for the first drop in its span (from the pause's start to the last
+    clear the board saw) that got no ball; "asked" counts those drops (they are in "none" too).
+    counts, a list, gets how many ball events each drop got; asks, a dict, gets {"questions",
+    "empty"} (blind events, and those that found no ball-less drop to ask for).
     """
-    out = {name: {"n": 0, "none": 0, "one": 0, "double": 0, "errors": []} for name, *_ in BANDS}
+    out = {name: {"n": 0, "none": 0, "one": 0, "double": 0, "asked": 0, "errors": []} for name, *_ in BANDS}
     starts = [s for _, s, _ in truth]
     got = [[] for _ in truth]
     unmatched = 0
+    blind = [ev for ev in events if is_blind(ev)]
     for ev in events:
+        if is_blind(ev):
+            continue
         t, w = ev[2], ev[3]
         a, b = t - 200, t + max(w, 0) + 200
         k = max(0, bisect.bisect_right(starts, a) - 1)
@@ -148,11 +163,31 @@ def score(truth, events):
             unmatched += 1
         else:
             got[best].append(ev)
-    for (name, s, e), mine in zip(truth, got):
+    asked = set()
+    empty = 0
+    for ev in blind:
+        a, b = ev[2] - 200, ev[2] + max(ev[3], 0) + 200
+        k = max(0, bisect.bisect_right(starts, a) - 1)
+        hit = None
+        while k < len(truth) and truth[k][1] <= b:
+            if truth[k][2] >= a and not got[k] and k not in asked:
+                hit = k
+                break
+            k += 1
+        if hit is None:
+            empty += 1
+        else:
+            asked.add(hit)
+    if asks is not None:
+        asks.update(questions=len(blind), empty=empty, drops=asked)
+    if counts is not None:
+        counts[:] = [len(mine) for mine in got]
+    for i, ((name, s, e), mine) in enumerate(zip(truth, got)):
         b = out[name]
         b["n"] += 1
         if not mine:
             b["none"] += 1
+            b["asked"] += i in asked
         elif len(mine) == 1:
             b["one"] += 1
             b["errors"].append(mine[0][3] - (e - s))
@@ -169,10 +204,10 @@ def p99(errors):
 
 
 def wrong(name, b):
-    """Drops the firmware got wrong in a band: false balls for noise, missed + doubled for balls."""
+    """Drops the firmware got wrong in a band: false balls for noise, missed (not asked) + doubled for balls."""
     if name.startswith("noise"):
         return b["one"] + b["double"]
-    return b["none"] + b["double"]
+    return b["none"] - b.get("asked", 0) + b["double"]
 
 
 def inside_gc(stats, s, e):

@@ -1,5 +1,7 @@
 """`battlement broker-config` files on a real Mosquitto: a board publishes its own events, cannot
-publish as another board or read another's commands, and anonymous clients are refused."""
+publish as another board or read another's commands, and anonymous clients are refused; the bridge
+writes Home Assistant's discovery and reads its birth message, Home Assistant reads them and the boards'
+status, and a board can write none of Home Assistant's topics."""
 
 import os
 import pathlib
@@ -11,7 +13,7 @@ import time
 import tomllib
 
 import paho.mqtt.client as mqtt
-from battlement.brokercfg import BRIDGE_USER, write
+from battlement.brokercfg import BRIDGE_USER, HASS_USER, write
 from support.procs import MOSQUITTO, free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -52,7 +54,7 @@ def test_generated_password_file_and_acl_hold_on_a_real_mosquitto(tmp_path):
     assert stat.S_IMODE(os.stat(d / "credentials.toml").st_mode) == 0o600
     with open(d / "credentials.toml", "rb") as f:
         assert tomllib.load(f)["users"] == users
-    boards = sorted(u for u in users if u != BRIDGE_USER)
+    boards = sorted(u for u in users if u not in (BRIDGE_USER, HASS_USER))
     assert len(boards) >= 2
     a, b = boards[:2]
     conf = (d / "mosquitto.conf").read_text()
@@ -74,7 +76,11 @@ def test_generated_password_file_and_acl_hold_on_a_real_mosquitto(tmp_path):
         bridge = Client(port, BRIDGE_USER, users[BRIDGE_USER])
         clients.append(bridge)
         assert bridge.ok()
-        bridge.c.subscribe([("battlement/+/+/up", 1), ("battlement/+/+/status", 1)])
+        bridge.c.subscribe([("battlement/+/+/up", 1), ("battlement/+/+/status", 1), ("homeassistant/status", 1)])
+        ha = Client(port, HASS_USER, users[HASS_USER])
+        clients.append(ha)
+        assert ha.ok()
+        ha.c.subscribe([("homeassistant/#", 1), ("battlement/#", 1)])
         board_a = Client(port, a, users[a])
         clients.append(board_a)
         assert board_a.ok()
@@ -83,13 +89,25 @@ def test_generated_password_file_and_acl_hold_on_a_real_mosquitto(tmp_path):
         board_a.c.publish("battlement/plingpong/%s/up" % a, b"mine", qos=1).wait_for_publish(5)
         board_a.c.publish("battlement/plingpong/%s/up" % b, b"as another board", qos=1).wait_for_publish(5)
         bridge.c.publish("battlement/plingpong/%s/down" % b, b"for b only", qos=1).wait_for_publish(5)
+        for topic in ("homeassistant/sensor/battlement-plingpong/game/config", "battlement/plingpong/game",
+                      "battlement/plingpong/event", "battlement/bridge/plingpong"):
+            bridge.c.publish(topic, b"from the bridge", qos=1).wait_for_publish(5)
+            board_a.c.publish(topic, b"from a board", qos=1).wait_for_publish(5)
+        ha.c.publish("homeassistant/status", b"online", qos=1).wait_for_publish(5)
+        ha.c.publish("battlement/plingpong/%s/down" % a, b"from home assistant", qos=1).wait_for_publish(5)
         anon = Client(port)
         clients.append(anon)
         wrong = Client(port, a, users[b])
         clients.append(wrong)
         time.sleep(0.5)
-        assert bridge.got == [("battlement/plingpong/%s/up" % a, b"mine")]
+        assert bridge.got == [("battlement/plingpong/%s/up" % a, b"mine"), ("homeassistant/status", b"online")]
         assert board_a.got == []  # b's commands are not a's to read
+        # Home Assistant reads the bridge's discovery and state and the boards' status, no board's events
+        # or commands, and nothing a board wrote on its topics
+        assert sorted(ha.got) == sorted(
+            [(t, b"from the bridge") for t in ("homeassistant/sensor/battlement-plingpong/game/config",
+                                               "battlement/plingpong/game", "battlement/plingpong/event",
+                                               "battlement/bridge/plingpong")] + [("homeassistant/status", b"online")])
         assert not anon.ok() and not wrong.ok()
     finally:
         for c in clients:

@@ -4,9 +4,12 @@ firmware/app.py, a page being asked all along, and the books kept on what was lo
 Each board: numbered events in an outbox of 128 (when full, the oldest is dropped and counted in
 `dropped`, as the firmware does), trimmed by the host's cumulative evack; everything sent but
 unacknowledged is sent again after 1 s without progress; a heartbeat every second carries
-`dropped` and the outbox length; a ping is answered with a hello. All boards publish through one
-MQTT connection (the broker does not care which client writes a board's topic), so the load
-generator costs little next to the bridge it loads.
+`dropped` and the outbox length; a ping is answered as firmware/app.py does, with a hello whose
+`acked` is one less than the oldest seq in the outbox, then the whole outbox again. All boards
+publish through one MQTT connection (the broker does not care which client writes a board's topic),
+written as ready-made PUBLISH packets, one write per tick, and read commands through a paho client:
+so the load generator costs little next to the bridge it loads (paho's publish cost about as much
+CPU as the bridge's whole intake, on the same two cores).
 
 Tables are Ringo tables of one board (ring-5): an attacker lifted from b5 and put back, forever,
 so every event is journalled, ruled and lit.
@@ -16,16 +19,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pathlib
+import socket
 import sqlite3
 import statistics
+import struct
 import threading
 import time
 import urllib.request
+import zlib
 
 import paho.mqtt.client as mqtt
 from battlement import tables, wire
-from battlement.messages import Beat, Event, Hello, up_frame
+from battlement.messages import Beat, Hello, up_frame
 
 OUTBOX = 128
 RESEND = 1.0
@@ -48,6 +55,9 @@ class Board:
     def __init__(self, table, boot):
         self.table, self.board, self.boot = table, "ring-5", boot
         self.up = "battlement/%s/%s/up" % (table, self.board)
+        topic = self.up.encode()
+        self.topic = struct.pack("!H", len(topic)) + topic  # a PUBLISH packet's topic, ready to prefix
+        self.head = b"event %s %x " % (self.board.encode(), boot)
         self.seq = 0
         self.outbox = []  # [(seq, frame)] oldest first
         self.sent = 0  # highest seq written
@@ -58,14 +68,23 @@ class Board:
         self.generated = 0
 
     def hello(self):
+        """As firmware/app.py: acked = one less than the outbox's oldest, or the last seq if it is empty."""
+        acked = self.outbox[0][0] - 1 if self.outbox else self.seq
         return up_frame(Hello(self.table, self.board, self.boot, "overload-1", wire.VERSION, "ringo-ring",
-                              {s: "presence" for s in "nabcdefg"}))
+                              {s: "presence" for s in "nabcdefg"}, acked=acked))
+
+    def resync(self):
+        """A ping: the hello, then the whole outbox again (on the next take)."""
+        self.sent = self.acked
+        self.progress = time.monotonic()
+        return self.hello()
 
     def emit(self):
         self.seq += 1
         self.generated += 1
-        frame = up_frame(Event(self.table, self.board, self.boot, self.seq, "b", "presence", self.seq % 2,
-                               self.seq * 1000, 0))
+        # the frame up_frame(Event(..., "b", "presence", seq % 2, t_us, 0)) makes, without its cost
+        body = self.head + b"%d b presence %d %d 0" % (self.seq, self.seq % 2, (self.seq * 1000) & wire.TICKS)
+        frame = body + b"*%08x\n" % (zlib.crc32(body) & 0xFFFFFFFF)
         if len(self.outbox) >= OUTBOX:
             self.outbox.pop(0)
             self.dropped += 1
@@ -112,10 +131,10 @@ class Boards:
         self.c.connect(broker.host, broker.port, keepalive=30)
         self.c.subscribe([("battlement/%s/ring-5/down" % t, 0) for t in tids])
         self.c.loop_start()
+        self.pub = _Publisher(broker.host, broker.port, "overload-up-%d" % boot_base)
         self.t0 = time.monotonic()
         with self.lock:
-            for b in self.boards.values():
-                self.c.publish(b.up, b.hello(), qos=0)
+            self.pub.send([(b.topic, b.hello()) for b in self.boards.values()])
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -130,7 +149,7 @@ class Boards:
                 if typ == "evack":
                     b.evack(fields[1], fields[2])
                 elif typ == "ping":
-                    self.c.publish(b.up, b.hello(), qos=0)
+                    self.pub.send([(b.topic, b.resync())])
 
     def _run(self):
         tick = 0.005
@@ -151,13 +170,12 @@ class Boards:
                         boards[i % len(boards)].emit()
                         i += 1
                         owed -= 1
-                frames = [(b.up, f) for b in boards for f in b.take(now)]
+                frames = [(b.topic, f) for b in boards for f in b.take(now)]
                 if now - last_beat >= BEAT_EVERY:
                     last_beat = now
-                    frames += [(b.up, b.beat(int((now - self.t0) * 1000))) for b in boards]
+                    frames += [(b.topic, b.beat(int((now - self.t0) * 1000))) for b in boards]
             then = now
-            for topic, f in frames:
-                self.c.publish(topic, f, qos=0)
+            self.pub.send(frames)
             time.sleep(max(0.0, tick - (time.monotonic() - now)))
 
     def warm_up(self, timeout=20.0):
@@ -184,6 +202,50 @@ class Boards:
         self._thread.join(5)
         self.c.loop_stop()
         self.c.disconnect()
+        self.pub.close()
+
+
+class _Publisher:
+    """An MQTT 3.1.1 client that only publishes at QoS 0 (no keepalive, so the broker sends it nothing
+    after CONNACK): a whole tick's frames in one write, each packet joined from ready-made parts."""
+
+    def __init__(self, host, port, client_id):
+        self.sock = socket.create_connection((host, port), timeout=10)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        cid = client_id.encode()
+        body = b"\x00\x04MQTT\x04\x02\x00\x00" + struct.pack("!H", len(cid)) + cid
+        self.sock.sendall(b"\x10" + _length(len(body)) + body)
+        ack = b""
+        while len(ack) < 4:
+            got = self.sock.recv(4 - len(ack))
+            if not got:
+                raise ConnectionError("broker closed the connection before CONNACK")
+            ack += got
+        if ack[0] != 0x20 or ack[3] != 0:
+            raise ConnectionError("broker refused: CONNACK %r" % ack)
+        self.lock = threading.Lock()  # the ping answers come from paho's thread
+
+    def send(self, frames):
+        if not frames:
+            return
+        data = b"".join(b"\x30" + _length(len(topic) + len(f)) + topic + f for topic, f in frames)
+        with self.lock:
+            self.sock.sendall(data)
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            self.sock.sendall(b"\xe0\x00")  # DISCONNECT
+        self.sock.close()
+
+
+def _length(n):
+    """MQTT's remaining length: 7 bits a byte, low first."""
+    out = bytearray()
+    while True:
+        n, digit = n >> 7, n & 0x7F
+        out.append(digit | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
 
 
 class Pager:
@@ -239,11 +301,21 @@ def journal_books(journal, boards):
     return len(mine), sum(r[3] - 1 for r in mine if r[3] > 1)
 
 
+def cpu_seconds(pid):
+    """CPU time (user + system) the process has used so far, from /proc."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
-    """Run the boards for `seconds` at `rate` events/s (or closed-loop); returns what the bridge did."""
+    """Run the boards for `seconds` at `rate` events/s (or closed-loop); returns what the bridge did:
+    goodput (distinct events handled a second), offered, the page's p50/p99, and `per_cpu`, the events
+    handled a CPU-second of the bridge (what it makes of the CPU it got, on a machine shared with others)."""
     before, _ = events_handled(bridge)
     made = boards.totals()["generated"]
     pager.take()
+    cpu0 = cpu_seconds(bridge.proc.pid)
     with boards.lock:
         boards.closed_loop = closed_loop
         boards.rate = rate or 0.0
@@ -251,9 +323,11 @@ def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
     time.sleep(seconds)
     after, h = events_handled(bridge)
     dt = time.monotonic() - t0
+    cpu = cpu_seconds(bridge.proc.pid) - cpu0
     p50, p99, answered, failed = pager.take()
-    return {"goodput": (after - before) / dt, "offered": (boards.totals()["generated"] - made) / dt, "p50": p50, "p99": p99, "answered": answered, "failed": failed,
-            "health": h}
+    return {"goodput": (after - before) / dt, "offered": (boards.totals()["generated"] - made) / dt,
+            "p50": p50, "p99": p99, "answered": answered, "failed": failed, "cpu": cpu / dt,
+            "per_cpu": (after - before) / max(cpu, 1e-9), "health": h}
 
 
 def drain(bridge, boards, pager, timeout):
@@ -271,8 +345,9 @@ def drain(bridge, boards, pager, timeout):
 
 def report(name, x, capacity):
     return ("%-12s offered %6.0f/s  goodput %6.0f/s = %5.1f%% of capacity  page p50 %5.1f ms p99 %6.1f ms "
-            "(%d answered, %d failed)" % (name, x["offered"], x["goodput"], 100.0 * x["goodput"] / capacity,
-                                          x["p50"] * 1000, x["p99"] * 1000, x["answered"], x["failed"]))
+            "(%d answered, %d failed)  bridge CPU %3.0f%%, %5.0f events a CPU-second"
+            % (name, x["offered"], x["goodput"], 100.0 * x["goodput"] / capacity, x["p50"] * 1000,
+               x["p99"] * 1000, x["answered"], x["failed"], 100 * x["cpu"], x["per_cpu"]))
 
 
 def json_of(x):

@@ -10,7 +10,8 @@ Seer asking about what it holds, destroying it) are left out: what they show is 
 
 Channels, per viewer: the public state (the scoreboard's websocket and /api/state), /api/history,
 the host page's state (its websocket), the other side's page, the spoken text and cue sounds, and
-the LED commands (what the bridge publishes on MQTT and writes to serial).
+the LED commands (what the bridge publishes on MQTT and writes to serial), and what Home Assistant
+is sent (discovery, the game topic, the event topic: battlement.hass), byte for byte.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import json
 import random
 import types
 
+from battlement import hass, tables
 from battlement import journal as journal_mod
 from battlement import session as session_mod
-from battlement import tables
 from battlement.journal import Journal
 from battlement.messages import Event
 from battlement.session import Session
@@ -50,6 +51,22 @@ TWO_SETS = "hardware/tables/medieval-pong-2sets.toml"
 TEAMS = ["base", "ultimate-defense", "challenges-galore", "elite-marksmen", "single-target", "vanished-dragon"]
 
 
+class HassLink:
+    """The transport side of battlement.hass.Publisher: keeps every publish, as the bytes sent."""
+
+    def __init__(self):
+        self.will = None
+        self.on_connected: list = []
+        self.sent: list[tuple[str, str, bool]] = []
+
+    def subscribe_extra(self, filter, callback):
+        self.birth = callback
+
+    def publish_raw(self, topic, payload, qos=0, retain=False):
+        self.sent.append((topic, payload.decode(), retain))  # equal text, equal bytes (UTF-8)
+        return True
+
+
 class Twin:
     def __init__(self, tmap):
         self.sound = Recording()
@@ -57,6 +74,10 @@ class Twin:
         self.s = Session(tmap, Journal(":memory:"), self.sound,
                          send=lambda led: self.leds.append((led.board, led.target, led.pattern, led.rgb, led.period_ms)))
         self.at = 100.0
+        self.hass_link = HassLink()
+        self.hass = hass.Publisher(self.hass_link, {tmap.table: self.s})
+        self.hass.attach()
+        self.hass.connected()
 
     def channels(self, owner: str) -> dict:
         """What each viewer other than `owner` has received since the last call, by channel (as the
@@ -66,6 +87,8 @@ class Twin:
             "public": s.public(), "api/history": s.journal.history(s.table, 50), "host": s.for_host(),
             "speech": self.sound.heard, "leds": self.leds,
         }
+        self.hass.refresh()  # what a loop turn would have published (a pause tells no listener)
+        out["home assistant"], self.hass_link.sent = self.hass_link.sent, []
         for side in sorted(s.codes):
             out["side " + side] = s.for_side(side)  # the owner's own is only used to pick its next action
         self.sound.heard, self.leds = [], []

@@ -5,6 +5,8 @@ STANDIN_LOG     file the stand-ins append JSON lines to: {"prog", "text", "start
 STANDIN_SECONDS how long an announcement lasts (default 0.15 s; a tone lasts its own length)
 STANDIN_NODEVICE=1  `play` fails as sox does on a machine with no sound card
 STANDIN_FIRST_BYTES  bytes `play` waits for before it counts as playing (default 4)
+The espeak-ng stand-in writes a WAV header (sizes unknown, as espeak-ng streams) and then the text itself
+as its "samples"; `play` logs what it heard (the bytes after the header), from its stdin or from a file.
 """
 
 import json
@@ -18,10 +20,17 @@ start = time.time()
 args = sys.argv[1:]
 text = args[args.index("--") + 1] if "--" in args else (args[-1] if args else "")
 out = args[args.index("-w") + 1] if "-w" in args else None
-# a WAV header first, as espeak-ng writes it before the voice: the player starts on it
-sys.stdout.buffer.write(b"RIFF\x24\x00\x00\x00WAVEfmt ") if "--stdout" in args else None
-sys.stdout.flush()
+# a WAV header first, as espeak-ng writes it before the voice (sizes not known yet): the player starts on it
+header = (b"RIFF\xff\xff\xff\x7fWAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x22\x56\x00\x00"
+          b"\x44\xac\x00\x00\x02\x00\x10\x00data\xff\xff\xff\x7f")
+voice = text.encode("utf-8") + (b" " if len(text.encode("utf-8")) % 2 else b"")
+if "--stdout" in args:
+    sys.stdout.buffer.write(header)
+    sys.stdout.flush()
 time.sleep(float(os.environ.get("STANDIN_SECONDS", "0.15")))
+if "--stdout" in args:
+    sys.stdout.buffer.write(voice)
+    sys.stdout.flush()
 if out:
     open(out, "wb").write(b"RIFF")
 with open(os.environ["STANDIN_LOG"], "a") as f:
@@ -33,21 +42,29 @@ import json, os, sys, time
 start = time.time()
 args = sys.argv[1:]
 first = None
+heard = None
 if "-n" in args:
     first = time.time()  # a tone sounds from the start
     time.sleep(float(args[args.index("synth") + 1]))
 else:
     # the first bytes of audio (after the WAV header when STANDIN_FIRST_BYTES says so): playing starts here
-    data = sys.stdin.buffer.read(int(os.environ.get("STANDIN_FIRST_BYTES", "4")))
+    files = [a for a in args if a.endswith(".wav")]
+    src = open(files[0], "rb") if files else sys.stdin.buffer
+    data = src.read(int(os.environ.get("STANDIN_FIRST_BYTES", "4")))
     first = time.time()
-    while sys.stdin.buffer.read(4096):
-        pass
+    while True:
+        more = src.read(4096)
+        if not more:
+            break
+        data += more
+    heard = data[44:].decode("utf-8", "replace").strip()
 if os.environ.get("STANDIN_NODEVICE") == "1":
     sys.stderr.write("ALSA lib pcm.c:2666:(snd_pcm_open_noupdate) Unknown PCM default\n"
                      "play FAIL sox: Sorry, there is no default audio device configured\n")
     sys.exit(1)
 with open(os.environ["STANDIN_LOG"], "a") as f:
-    f.write(json.dumps({"prog": "play", "args": args, "start": start, "first": first, "end": time.time()}) + "\n")
+    f.write(json.dumps({"prog": "play", "args": args, "start": start, "first": first, "end": time.time(),
+                        "heard": heard if "-n" not in args else None}) + "\n")
 '''
 
 

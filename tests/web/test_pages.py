@@ -168,7 +168,7 @@ def test_host_sensor_buttons_play_a_ringo_move(bridge_process, browser, shots, g
     page = browser.new_page()
     page.goto(b.url + "/host?code=" + b.host_code)
     page.wait_for_selector("#sensors button.sense")
-    page.locator("#sensors button.sense", has_text="b5 b4").first.click()
+    page.locator("#sensors button.sense", has_text="b5 to b4").first.click()
     page.wait_for_selector("text=Waiting for defenders")
     assert "A" in page.locator("#picture").inner_text().splitlines()[2]  # ring 4 now holds an attacker
     # the public ring: the attacker stands on b4, b5 is empty, the defenders are to move

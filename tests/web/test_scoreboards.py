@@ -118,13 +118,13 @@ def test_plingpong_shootoff_question_and_round(bridge_process, browser, shots):
     assert [c.inner_text() for c in public.locator("table.players td.cups").all()] == ["6"] * 4
     for n, cup in enumerate(("green.1", "green.2", "green.3", "green.4")):
         public.wait_for_selector("text=Waiting for Player %d" % (n + 1))
-        host.locator("#sensors button.sense", has_text="ball " + cup).click()
+        host.locator("#sensors button.sense", has_text=cup.replace(".", " cup ")).click()
     # the rules' own question, next to the one button that answers it
     score = group_of(host, "every ball of the shoot-off is in; say score to count the cups")
     score.locator("button", has_text="score").click()
     public.wait_for_selector("text=Round 1")
     assert stat(public, "shooting").inner_text() == "Player 1"
-    host.locator("#sensors button.sense", has_text="ball red.1").click()
+    host.locator("#sensors button.sense", has_text="red cup 1").click()
     public.wait_for_selector('[data-cup="red.1"] >> text=1 (1)')
-    assert "Player 1 \u2192 red.1" in stat(public, "this round").inner_text()
+    assert "Player 1: red cup 1" in stat(public, "this round").inner_text()
     shots(public, "plingpong-public-round-1")

@@ -120,7 +120,7 @@
     label.appendChild(document.createTextNode(" Speak the announcements on this device"));
     const note = card.appendChild(el("div", "", "small")); note.id = "speak-note";
     const main = document.querySelector("main");
-    main.insertBefore(card, main.firstChild ? main.firstChild.nextSibling : null);
+    main.appendChild(card);  // last: the game comes first on the TV
     const synth = window.speechSynthesis;
     let heard = null;  // the newest announcement id already heard (or skipped when turned on)
     const KEY = "battlement.speakHere";

@@ -41,6 +41,9 @@
     svg("title", {}, plot).textContent = sensor.id + ": " + words + "; a ball counts from " + (min / 1000).toFixed(1) + " ms";
     svg("rect", { x: 0, y: 0, width: W, height: H, class: "plot-bg" }, plot);
     svg("line", { x1: 0, x2: W, y1: y(min), y2: y(min), class: "threshold" }, plot);
+    const label = (text, x, yy, anchor) => { const e = svg("text", { x: x, y: yy, "text-anchor": anchor, class: "plot-label" }, plot); e.textContent = text; };
+    label("ball from " + (min / 1000).toFixed(1) + " ms", W - 3, Math.max(9, y(min) - 3), "end");
+    if (widths.length) label((Math.max(...widths) / 1000).toFixed(1) + " ms", 3, 9, "start");
     widths.forEach((us, i) => svg("circle", { cx: (6 + i * (W - 12) / Math.max(1, widths.length - 1)).toFixed(1), cy: y(us), r: 2.5,
       class: us < min * 1.5 ? "near" : "ok" }, plot));
     return plot;

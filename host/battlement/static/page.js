@@ -20,6 +20,7 @@
   function cap(s) { s = String(s); return s.charAt(0).toUpperCase() + s.slice(1); }
   function and(words) { return words.length < 2 ? words.join("") : words.slice(0, -1).join(", ") + " and " + words[words.length - 1]; }
   function toast(text) { const t = $("toast"); t.textContent = text; t.style.display = "block"; setTimeout(() => { t.style.display = "none"; }, 4000); }
+  const phone = window.matchMedia && window.matchMedia("(max-width: 600px)").matches;
   function send(msg) { if (ws && ws.readyState === 1) { ws.send(JSON.stringify(msg)); sent.push(msg.action); } }
 
   // Other page parts (static/sound.js, ...) get every message and may send: window.BATTLEMENT_HOOKS.
@@ -111,16 +112,24 @@
 
   function renderTable(v) {
     let box = $("grids");
-    if (!box) { box = el("div"); box.id = "grids"; $("board").insertBefore(box, $("picture")); }
+    if (!box) { box = el("div"); box.id = "grids"; $("picture").parentNode.insertBefore(box, $("picture")); }
     box.replaceChildren();
     const f = game(v.game).table;
     if (f) f(v, box);
+    // the legend: what each colour and shape on the table stands for, as the game's board names them
+    const lg = $("legend"); lg.replaceChildren();
+    (game(v.game).legend || []).forEach((x) => {
+      const item = add(lg, "span", undefined, "legend-item");
+      add(item, "span", x.mark, "legend-mark " + (x.cls || "")).setAttribute("aria-hidden", "true");
+      add(item, "span", x.text);
+    });
     $("picture").textContent = Array.isArray(v.picture) ? v.picture.join("\n") : (v.picture || "");
   }
 
 
   // --- decisions: each question in words next to the buttons that answer it ------------------
 
+  const openLists = {};  // actor -> the folded list was opened: a new state keeps it open
   function renderDecisions(s, v) {
     const groups = {}, order = [];
     const group = (actor) => {
@@ -141,11 +150,20 @@
       const box = add(pl, "div", undefined, "ask-group"); box.dataset.actor = k;
       if (g.asks.length) g.asks.forEach((a) => add(box, "p", (k && a.indexOf(who(k, v)) < 0 ? who(k, v) + ": " : "") + a, "ask"));
       else if (k && (v.awaiting || []).indexOf(k) >= 0) add(box, "p", askOf(v, k), "ask");
-      else if (g.buttons.length) add(box, "p", who(k, v) + " may also:", "ask");
+      else if (g.buttons.length) add(box, "p", who(k, v) + (role === "side" ? ", you can also:" : " can also:"), "ask");
+      // a game may list some answers folded (moves played by tapping the board: the list is the fallback)
+      const fold = game(v.game).foldDecisions;
+      let list = null;
       g.buttons.forEach((inp) => {
-        const b = add(box, "button", label(inp, v));
+        let where = box;
+        if (fold && fold(inp)) {
+          if (!list) { list = add(box, "details", undefined, "move-list"); list.open = !!openLists[k]; list.ontoggle = () => { openLists[k] = list.open; }; add(list, "summary"); }
+          where = list;
+        }
+        const b = add(where, "button", label(inp, v));
         b.onclick = () => send({ action: "input", input: inp });
       });
+      if (list) list.querySelector("summary").textContent = "The moves as a list (" + (list.children.length - 1) + ")";
     });
   }
 
@@ -153,9 +171,14 @@
 
   function render(s) {
     const v = s.view || {};
+    const before = marks();
     $("title").textContent = s.title + (role === "side" ? " - " + who(side, v) : "") + (s.paused ? " (paused)" : "");
+    const waiting = v.awaiting || [];
+    const others = waiting.filter((a) => a !== side).map((a) => who(a, v));
     $("turn").textContent = v.over ? (v.winner ? who(v.winner, v) + " won!" : "Game over") :
-      ((v.awaiting || []).length ? "Waiting for " + and(v.awaiting.map((a) => who(a, v))) : "");
+      // a side's own page says it is that side's turn (and who else is awaited)
+      role === "side" && waiting.indexOf(side) >= 0 ? "Your turn" + (others.length ? " (and " + and(others) + ")" : "") :
+      (waiting.length ? "Waiting for " + and(waiting.map((a) => who(a, v))) : "");
     const asked = $("asked"); asked.replaceChildren();  // host and side pages say it beside their buttons
     if (role === "public" && !v.over) (v.awaiting || []).forEach((a) => add(asked, "div", askOf(v, a)));
     const sum = $("summary"); sum.replaceChildren();
@@ -174,6 +197,90 @@
     // a card with nothing in it (the scoreboard's decisions, a board game's table) is left out
     $("prompts").hidden = !$("prompt-list").children.length && role !== "side";
     $("board").hidden = role !== "host" && !$("grids").children.length && !$("picture").textContent;
+    $("legend").hidden = !$("legend").children.length;
+    // the board as text beside a drawn one is for the host (and the raw view); a player reads the drawing
+    $("picture").hidden = role !== "host" && $("grids").children.length > 0;
+    $("private").hidden = role === "side" && !$("private-list").children.length;
+    // a game played by tapping its table puts the table right under what to do now
+    body.classList.toggle("act-on-table", !!game(v.game).actOnTable);
+    if (s !== shown) { changed(before); announce(s, v); }  // a redraw of the same state (a tap) is no news
+    shown = s;
+    foldCards();
+  }
+
+  // --- what changed since the last state: animated on the page, said to a screen reader ----------
+
+  // Every piece a game's board marks (a tower, a cup, a cell, a figure, a stat) keyed by what it is,
+  // with what it showed; after a render the ones that show something new are animated once.
+  const MARKED = "[data-tower], [data-cup], [data-cell], [data-piece], .stat, tr[data-side], tr[data-player]";
+  function marked() { return Array.from(document.querySelectorAll("#summary, #grids")).flatMap((box) => Array.from(box.querySelectorAll(MARKED))); }
+  function keyOf(e) {
+    const d = e.dataset;
+    if (d.tower || d.cup || d.cell || d.piece) return d.tower || d.cup || d.cell || d.piece;
+    if (d.side || d.player) return "row " + (d.side || d.player);
+    const card = e.closest("[data-side]");
+    return "stat " + (card ? card.dataset.side + " " : "") + ((e.querySelector(".stat-name") || {}).textContent || "");
+  }
+  function marks() {
+    const out = {};
+    marked().forEach((e) => { out[keyOf(e)] = e.textContent + "|" + (e.dataset.state || "") + "|" + e.getAttribute("class") + "|" + (e.dataset.piece || ""); });
+    out.turn = $("turn").textContent;
+    return out;
+  }
+  let drawn = false;  // the first state is not news: nothing is animated or said for it
+  let shown = null;  // the state last drawn
+  function changed(before) {
+    const now = marks();
+    if (drawn) {
+      Object.keys(now).forEach((k) => {
+        if (k === "turn" || before[k] === undefined || before[k] === now[k]) return;
+        marked().forEach((e) => { if (keyOf(e) === k) e.classList.add("just"); });
+      });
+      // the pieces are drawn anew at each state (the class goes with them); the headline stays, so
+      // its class is taken off and put back for the animation to play again
+      const t = $("turn");
+      t.classList.remove("just");
+      if (before.turn !== now.turn) { void t.offsetWidth; t.classList.add("just"); }
+    }
+  }
+
+  // The live region: a turn that changed and each new announcement (a hit, a capture), in the game's words.
+  let heard = [];  // the public notices already said
+  let saidTurn = "";
+  function announce(s, v) {
+    const texts = (s.notices || []).map((n) => n.kind + "|" + n.text);
+    let fresh = [];
+    if (drawn) {
+      // the notices are the last KEEP_NOTES: the new ones follow the longest run already heard
+      let k = Math.min(heard.length, texts.length);
+      while (k > 0 && heard.slice(heard.length - k).join("\n") !== texts.slice(0, k).join("\n")) k--;
+      fresh = texts.slice(k).filter((t) => t.startsWith("say|")).map((t) => t.slice(4));
+    }
+    heard = texts;
+    const turn = $("turn").textContent;
+    const words = fresh.slice(-3);
+    if (turn && turn !== saidTurn && (!words.length || words.join(" ").indexOf(turn) < 0)) words.push(turn);
+    saidTurn = turn;
+    if (words.length) $("live").textContent = words.join(" ");
+    drawn = true;
+  }
+
+  // On a phone the host page keeps its cards for now (the score, the decisions, the controls) open;
+  // the others fold under their heading, a tap away, so the page is not a long scroll.
+  const SECONDARY = ["log", "board", "onboarding", "sound-card", "health"];
+  function foldCards() {
+    if (!phone) return;
+    document.querySelectorAll("main > section.card").forEach((c) => {
+      if (c.dataset.fold) return;
+      const h = c.querySelector(":scope > h2");
+      if (!h) return;
+      c.dataset.fold = "1";
+      const b = el("button", h.textContent, "fold");
+      h.replaceChildren(b);
+      const set = (open) => { c.classList.toggle("folded", !open); b.setAttribute("aria-expanded", String(open)); };
+      set(!(role === "host" && SECONDARY.indexOf(c.id) >= 0));
+      b.onclick = () => set(c.classList.contains("folded"));
+    });
   }
 
   // The raw view, for the host's collapsible "raw view".
@@ -195,6 +302,11 @@
   function sensorGroup(inp, v) {
     const owner = inp.side || (inp.cup || inp.piece || "").split(".")[0] || inp.by || "";
     return (owner ? cap(owner) + ": " : "") + ((game(v.game).sensorWords || {})[inp.t] || inp.t);
+  }
+
+  function timeoutWords(inp, v) {
+    const g = game(v.game);
+    return (g.timeoutWords && g.timeoutWords(inp, v)) || label(inp, v);
   }
 
   function renderHost(s, v) {
@@ -225,6 +337,10 @@
     const c = Object.assign({}, s.counters || {}, (s.bridge || {}).counters || {});
     $("counters").textContent = Object.keys(c).sort().map((k) => k + " " + c[k]).join(" | ");
     $("pause").textContent = s.paused ? "Resume" : "Pause";
+    // the timeout button enters what the game says a turn's timeout stands for now, in its words; a
+    // game without one has no such button
+    $("miss").hidden = !s.timeout;
+    if (s.timeout) $("miss").textContent = cap(timeoutWords(s.timeout, v));
     renderOptions(s);
   }
 
@@ -287,12 +403,14 @@
 
   if (role === "host") {
     $("miss").onclick = () => send({ action: "timeout" });
+    if (phone) { $("sensors-fold").open = false; $("counters-fold").open = false; }
     $("undo").onclick = () => send({ action: "undo" });
     $("pause").onclick = () => send({ action: "pause", paused: !(last && last.paused) });
     const startNew = () => send({ action: "new", options: chosenOptions() });
     $("new").onclick = startNew;
     $("option-form").onsubmit = (e) => { e.preventDefault(); startNew(); };
   }
+  if (role === "side") $("prompts-title").textContent = "What to do now";
   // one bridge, several tables: a link to each table's page of the same kind
   const tables = window.BATTLEMENT_TABLES || [];
   if (tables.length > 1 && role !== "side") {
@@ -309,6 +427,7 @@
     el: el, add: add, cap: cap, and: and, who: who, piece: piece, stat: stat, label: label, DIE: DIE, SVG: SVG,
     role: role, table: table, side: side, send: send,
     register: (name, board) => { games[name] = board; if (last) render(last); },
+    state: () => last, phone: phone,
     rerender: () => { if (last) render(last); },
   };
   // The game's board script comes after this one: connect once every script has run.

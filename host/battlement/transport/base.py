@@ -17,6 +17,7 @@ need no locks, and the bridge (an asyncio ASGI app) just awaits get().
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import re
 import time
@@ -35,6 +36,7 @@ from battlement.messages import (
     Led,
     Ping,
     Reply,
+    declared_kind,
     from_frame,
     to_frame,
 )
@@ -52,6 +54,14 @@ _CRC = re.compile(rb"\*([0-9a-f]{8})\r?\n?")
 EVACK_DELAY = 0.01  # seconds: acknowledgements are coalesced, at most one per board per 10 ms
 PING_EVERY = 0.5  # seconds: how often to ask an unknown board for its hello
 PENDING_MAX = 1000  # events held per board while waiting for its hello
+# The queue between intake and consumer is bounded, by count and by age: beyond it a board's event is
+# not taken (counted `queue-full`, not acknowledged: the board keeps it in its outbox and sends it
+# again). Without a bound an overloaded bridge read everything into memory, the events waited there
+# longer than a board's 1 s resend, and the resends fed the overload.
+QUEUE_MAX = 10000  # events waiting for the consumer...
+QUEUE_AGE = 1.0  # ...or the oldest waiting this long: past that a board has sent it again anyway
+GAP_NOTE_EVERY = 1.0  # seconds: gaps of one board noted at most this often (all are counted)
+STUCK_PING = 1.0  # seconds: how often to ask a board resending past a hole where it stands
 
 
 class NoRoute(UserError):
@@ -76,12 +86,20 @@ class Transport:
         self.inbox = Inbox(self.counters)
         self.log: Callable[[str], None] | None = None  # notable happenings (gaps, hot-plug) for the monitor
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue = asyncio.Queue()  # (message or None, (key, boot, seq) it lets us ack or None)
+        # (message or None, (key, boot, seq) it lets us ack or None, when queued); see QUEUE_MAX
+        self._queue: collections.deque = collections.deque()
+        self._events_queued = 0  # how many of those are events (only events are ever refused)
+        self._waiter: asyncio.Future | None = None
+        self._stuck_pinged: dict[tuple, float] = {}
+        self._gaps: dict[tuple, tuple[int, float]] = {}  # key -> (seqs missing not yet noted, when last noted)
+        self.bounded = False  # True: the queue is bounded (QUEUE_MAX, QUEUE_AGE); for a consumer always taking
+        self._shedding = False  # bounded and past the bound: events are refused at the door
         # Signing (docs/protocol.md, "Signed frames"): with signed set, every frame from a board must carry
         # the MAC of its key, and every frame to it gets one. keys: (table, board) -> key (table None on serial).
         self.signed = False
         self.keys: dict[tuple, bytes] = {}
         self.acks_on_commit = False  # True: evack only what the consumer said it committed (committed())
+        self.acknowledges = True  # False: never evack (a watcher beside the bridge, which acknowledges)
         self._taken: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) the consumer has taken
         self._committed: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) safe to acknowledge
         self._route: dict[tuple, object] = {}  # (table, board) -> link to reach it
@@ -108,23 +126,51 @@ class Transport:
     async def get(self):
         """The next accepted message: Hello, Event (exactly once), Beat or Reply."""
         while True:
-            msg, ack = await self._queue.get()
-            if ack is not None:
-                self._taken[ack[0]] = ack[1]
+            msg = self.get_nowait()
             if msg is not None:
                 return msg
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
     def get_nowait(self):
         """The next accepted message, or None if none is waiting."""
-        while True:
-            try:
-                msg, ack = self._queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return None
+        q = self._queue
+        while q:
+            msg, ack, _t = q.popleft()
             if ack is not None:
-                self._taken[ack[0]] = ack[1]
+                k, at = ack
+                before = self._taken.get(k)
+                if before is None or before[0] != at[0] or at[1] > before[1]:
+                    self._taken[k] = at
+            if type(msg) is Event:
+                self._events_queued -= 1
+            if self._shedding and not self._over():
+                self._shedding = False
             if msg is not None:
                 return msg
+        self._shedding = False
+        return None
+
+    def queued(self) -> int:
+        """Messages accepted and waiting for the consumer."""
+        return len(self._queue)
+
+    def _over(self) -> bool:
+        q = self._queue
+        return bool(q) and (self._events_queued >= QUEUE_MAX or time.monotonic() - q[0][2] > QUEUE_AGE)
+
+    def _put(self, msg, ack) -> None:
+        if type(msg) is Event:
+            self._events_queued += 1
+        self._queue.append((msg, ack, time.monotonic()))
+        if self.bounded and not self._shedding and self._over():
+            self._shedding = True  # decided here and when the consumer takes, not on every frame refused
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
 
     def committed(self) -> None:
         """With acks_on_commit: every event taken so far is durable; acknowledge it to its board."""
@@ -200,16 +246,31 @@ class Transport:
 
     def _handle_line(self, line: bytes, link, table: str | None = None, board: str | None = None) -> None:
         """Decode and act on one frame from `link`; never raises. board: the id the link says it is (MQTT topic)."""
+        if self._shedding and line.startswith(b"event "):
+            # The consumer is behind: take no event now, before any work is spent on it. The board keeps
+            # it in its outbox (nothing is acknowledged that was not taken) and sends it again.
+            self.counters["queue-full"] = self.counters.get("queue-full", 0) + 1
+            return
         if not line.strip(b"\r\n\t "):
             return  # blank lines resync the stream; not an error
-        ev = _fast_event(line, table)
-        if ev is not None and (board is None or ev.board == board):
-            if not self._authentic(line, table, ev.board, ev.boot, link):
+        f = _fast_fields(line)
+        if f is not None and (board is None or f[0] == board):
+            key = (table, f[0])
+            if self.inbox.known(key, f[1], f[2]) and key not in self._unsynced:
+                # A resend of an event already taken, dropped before its MAC is checked or an Event made
+                # (most of what a resending board sends). Safe unverified: a duplicate only makes us
+                # repeat the evack of what is committed, which replaying a genuine frame does too.
+                self.counters["stale-seq"] = self.counters.get("stale-seq", 0) + 1
+                self._due(key)
+                if self.inbox.gapped(key):
+                    self._stuck(key, link)
                 return
-            if self.allow is not None and ev.board not in self.allow:
-                self._reject("unknown-board", link, "%s is not in the allow-list" % ev.board)
+            if not self._authentic(line, table, f[0], f[1], link):
+                return
+            if self.allow is not None and f[0] not in self.allow:
+                self._reject("unknown-board", link, "%s is not in the allow-list" % f[0])
             else:
-                self._on_event(ev, link)
+                self._on_event(Event(table, *f), link)
             return
         try:
             typ, fields = wire.decode(line)
@@ -244,7 +305,7 @@ class Transport:
 
     def _deliver(self, msg, ack: tuple | None = None) -> None:
         self.counters["accepted"] += 1
-        self._queue.put_nowait((msg, ack))
+        self._put(msg, ack)
 
     def _on_hello(self, msg: Hello, link) -> None:
         if msg.proto != wire.VERSION:
@@ -263,11 +324,15 @@ class Transport:
         self._pinged.pop(key, None)
         self._unsynced.discard(key)
         at = self.inbox.acked(key)
-        if at is not None and at[1] > msg.acked:
-            # The journal of an earlier run holds events the board still keeps: tell it.
-            self._committed[key] = at
+        if at is not None and at[1] > msg.acked and not self.acks_on_commit:
             self._due(key)
-        self._deliver(msg)
+            at = None
+        elif at is not None and at[1] <= msg.acked:
+            at = None
+        # If we hold more than the board's acked (an earlier run journalled events it still keeps, or
+        # the hello let a hole go), it may let go of them: once the consumer has committed what was
+        # queued before this hello, which the hello's own place in the queue says.
+        self._deliver(msg, (key, at) if at is not None else None)
         held = self._pending.pop(key, [])
         stale = [e for e in held if e.boot != msg.boot]
         if stale:
@@ -317,7 +382,7 @@ class Transport:
             held.append(ev)
             self._unknown(ev.board, ev.boot, ev.table, link)
             return
-        if self._sensors[key].get(ev.sensor) != ev.kind:
+        if self._sensors[key].get(ev.sensor) != declared_kind(ev.kind):
             # Not what the board said it has: a confused or forged frame. It still takes its seq, so
             # the board's outbox can move on.
             self._reject("undeclared", link, "%s has no %s sensor %s in its hello" % (ev.board, ev.kind, ev.sensor))
@@ -326,11 +391,40 @@ class Transport:
             return
         verdict, gap = self.inbox.offer(key, ev.boot, ev.seq)
         if gap:
-            self._note("board %s: %d event(s) missing before seq %d" % (ev.board, gap, ev.seq))
+            self._gap_note(key, gap, ev.seq)
         if verdict != DUP:
             self._took(ev, key)
         else:  # the board missed our evack: acknowledge again
             self._due(key)
+            if self.inbox.gapped(key):
+                self._stuck(key, link)
+
+    def _gap_note(self, key, gap: int, seq: int) -> None:
+        """Say a board's events went missing: at once, then at most once a second per board with the
+        sum (under overload every board has gaps, and a log line per gap cost more than the event)."""
+        now = time.monotonic()
+        n, at = self._gaps.get(key, (0, -1e9))
+        n += gap
+        if now - at >= GAP_NOTE_EVERY:
+            self._note("board %s: %d event(s) missing before seq %d%s"
+                       % (key[1], n, seq, " (since the last such note)" if n != gap else ""))
+            self._gaps[key] = (0, now)
+        else:
+            self._gaps[key] = (n, at)
+
+    def _stuck(self, key, link) -> None:
+        """A board resends while seqs below are still missing here: it may have dropped them from its
+        full outbox, and only its hello (`acked`) can say so; until then the cumulative evack waits
+        at the hole, the board's outbox never empties and it resends it every second. Ask (ping, at
+        most every STUCK_PING): the hello lets the hole go, the resent outbox fills what it still has."""
+        now = time.monotonic()
+        if now - self._stuck_pinged.get(key, -1e9) < STUCK_PING:
+            return
+        self._stuck_pinged[key] = now
+        table, board = key
+        self._count("resync-gap")
+        self._msgid = self._msgid % 999_999_999 + 1
+        self._out(self._route.get(key, link), table, board, to_frame(Ping(board, table), self._msgid))
 
     def _took(self, ev: Event | None, key) -> None:
         """Pass an accepted event on (None: a seq used up by a refused one); schedule its evack."""
@@ -343,9 +437,11 @@ class Transport:
         if ev is not None:
             self._deliver(ev, ack)
         else:
-            self._queue.put_nowait((None, ack))
+            self._put(None, ack)
 
     def _due(self, key) -> None:
+        if not self.acknowledges:
+            return
         self._evack_due.add(key)
         if self._evack_timer is None and self._loop is not None:
             self._evack_timer = self._loop.call_later(EVACK_DELAY, self._flush_evacks)
@@ -362,8 +458,9 @@ class Transport:
             self._out(link, table, board, to_frame(EvAck(board, acked[0], acked[1], table), 0))
 
 
-def _fast_event(line: bytes, table: str | None) -> Event | None:
-    """A well-formed event frame as an Event, or None for the general decoder to judge."""
+def _fast_fields(line: bytes) -> tuple | None:
+    """A well-formed event frame's fields after the table (board, boot, seq, sensor, kind, value, t_us,
+    width_us), or None for the general decoder to judge."""
     star = line.rfind(b"*")
     if star < 0 or len(line) >= wire.MAX_FRAME or not _CRC.fullmatch(line, star):
         return None
@@ -374,4 +471,10 @@ def _fast_event(line: bytes, table: str | None) -> Event | None:
     seq_, t, w = int(seq), int(t_us), int(width_us)
     if seq_ > wire.U32 or t > wire.TICKS or w > wire.TICKS:
         return None
-    return Event(table, board.decode(), int(boot, 16), seq_, sensor.decode(), kind.decode(), int(value), t, w)
+    return board.decode(), int(boot, 16), seq_, sensor.decode(), kind.decode(), int(value), t, w
+
+
+def _fast_event(line: bytes, table: str | None) -> Event | None:
+    """A well-formed event frame as an Event, or None for the general decoder to judge."""
+    f = _fast_fields(line)
+    return None if f is None else Event(table, *f)

@@ -331,6 +331,8 @@ def create_app(bridge) -> Starlette:
             if inp is None:
                 return {"ok": False, "message": "nothing times out now"}
             return s.apply(inp, source="host page (timeout)")
+        if action == "blind":  # the host's answer about a break a board could not time
+            return s.answer_blind(msg.get("id"), msg.get("ball") is True)
         if action == "undo":
             return s.undo()
         if action == "pause":

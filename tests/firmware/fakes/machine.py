@@ -58,6 +58,9 @@ MODELS = {
     "rp2": {"port": "rp2", "irq": "hard", "lat": (10, 20), "gc": (2000000, 4000), "costs": "rp2"},
     "esp32": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": None, "costs": "esp32"},
     "esp32-gc": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": (2000000, 30000), "costs": "esp32"},
+    # A baseline: the port keeps collecting by itself whatever the firmware asks (the firmware before
+    # gc.disable()), so the bench can show what turning that off is worth, in the same run.
+    "esp32-gc-auto": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": (2000000, 30000), "costs": "esp32", "auto": True},
 }
 SCHED_DEPTH = 8  # MICROPY_SCHEDULER_DEPTH on ports/esp32 and ports/rp2
 
@@ -197,7 +200,7 @@ def collect():
 
 def gc_manual():
     """gc.disable() on the board: the port no longer collects by itself (only collect() pauses)."""
-    _st[6] = True
+    _st[6] = not MODEL.get("auto")
 
 
 def mask(us):

@@ -46,7 +46,7 @@ def emit():
         usb.write(frame)  # the link writes frames as they come; USB-CDC may block
         if is_event:
             _, f = wire.decode(frame)
-            print('{"ev":[%s,%d,%d,%d]}' % (json.dumps(f[3]), f[2], f[6], f[7]))
+            print('{"ev":[%s,%d,%d,%d,%s]}' % (json.dumps(f[3]), f[2], f[6], f[7], json.dumps(f[4])))
     if a.seq > a.acked:
         a.on_line(wire.encode("evack", (a.board, a.boot, a.seq)))
 
@@ -98,6 +98,7 @@ for s in a.sensors:
     if s.kind == "beam":
         st[s.id] = {"balls": s.balls, "glitches": s.beam.glitches, "locked": s.beam.locked}
         st[s.id]["repaired"] = getattr(s.beam, "repaired", 0)
+        st[s.id]["blind"] = getattr(s.beam, "blind", 0)
 st["gc_windows"] = machine.gc_windows
 if log is not None:
     st["edges_seen"] = log

@@ -1,0 +1,261 @@
+"""Home Assistant MQTT discovery: every table appears in Home Assistant by itself (docs/bridge.md).
+
+What Home Assistant is told, retained under <prefix>/<component>/battlement-<table>/<object>/config:
+    a device per table, and per board a device linked to it (via_device);
+    sensor  Game     state: whose turn / the phase in words; attributes: the public view (JSON)
+    sensor  Winner   "none" while playing, the winner's name, or "draw"
+    event   Play     hit, fall, stand, move: one per sensed input the rules applied
+    binary_sensor <board> online, read straight from the board's retained battlement/<table>/<board>/status
+Every entity is available only while the bridge is (its last will: retained online/offline).
+
+Topics the bridge publishes for them:
+    battlement/bridge/<bridge id>   retained online / offline (the last will)
+    battlement/<table>/game         retained JSON: {"state", "winner", "game", "title", "paused", "attributes"}
+    battlement/<table>/event        JSON: {"event_type", "input", "text", ...the input's fields}, not retained
+
+Only what the public scoreboard gets is published (session.public(): the rules' public view) and the
+sensed inputs, which everyone at the table saw happen: no side's secret reaches these topics.
+The payloads are built by pure functions; Publisher wires them to a transport with the interface of
+transport.mqtt.MqttTransport (will, on_connected, subscribe_extra, publish_raw).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+
+from battlement import __version__
+from battlement.errors import UserError
+from battlement.tables import TableMap
+
+DEFAULT_PREFIX = "homeassistant"
+# What a sensed input is, in the words of Home Assistant's event entity (every game's SENSED types).
+EVENT_OF_INPUT = {"ball": "hit", "tie": "hit", "tilt": "fall", "fell": "fall", "stood": "stand",
+                  "cell": "move", "pawn": "move"}
+EVENT_TYPES = ["hit", "fall", "stand", "move"]
+STATE_MAX = 255  # Home Assistant refuses a longer state
+# The game topic at most this often (s): a state costs a public view and its JSON (~0.2 ms for Medieval
+# Pong, `make bench` hass), and nobody reads a dashboard faster; a burst publishes its last state once.
+STATE_EVERY = 0.25
+ORIGIN = {"name": "Battlement", "sw": __version__}
+PREFIX_RE = re.compile(r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")
+
+
+def check_prefix(prefix: str) -> str:
+    """--hass-prefix: Home Assistant's discovery prefix (a topic without wildcards)."""
+    if not PREFIX_RE.match(prefix or ""):
+        raise UserError("--hass-prefix %r is not a discovery prefix: use letters, digits, '_', '-' and '/' "
+                        "(Home Assistant's default is %s)" % (prefix, DEFAULT_PREFIX))
+    return prefix
+
+
+def bridge_id(tables: list[str]) -> str:
+    """Stable while the bridge serves the same tables (its availability topic and the unique ids' anchor)."""
+    joined = "-".join(sorted(tables))
+    if len(joined) <= 64:
+        return joined
+    return "%s-%s" % (min(tables)[:32], hashlib.sha1(joined.encode()).hexdigest()[:10])
+
+
+def availability_topic(bridge: str) -> str:
+    # three levels: the bridge's own subscription (battlement/+/+/status) never sees it
+    return "battlement/bridge/%s" % bridge
+
+
+def game_topic(table: str) -> str:
+    return "battlement/%s/game" % table
+
+
+def event_topic(table: str) -> str:
+    return "battlement/%s/event" % table
+
+
+def _dumps(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def table_device(tmap: TableMap) -> dict:
+    return {"identifiers": ["battlement-%s" % tmap.table], "name": "Battlement %s" % tmap.table,
+            "manufacturer": "Battlement", "model": tmap.title, "sw_version": __version__}
+
+
+def board_device(tmap: TableMap, board: str) -> dict:
+    return {"identifiers": ["battlement-%s-%s" % (tmap.table, board)], "name": "%s %s" % (tmap.table, board),
+            "manufacturer": "Battlement", "model": str(tmap.boards[board].get("profile", "sensor board")),
+            "via_device": "battlement-%s" % tmap.table}
+
+
+def discovery(tmap: TableMap, prefix: str, avail: str) -> list[tuple[str, bytes]]:
+    """[(config topic, payload)] for one table: its device's entities, then one per board."""
+    t = tmap.table
+    node = "battlement-%s" % t
+    common = {"availability": [{"topic": avail, "payload_available": "online", "payload_not_available": "offline"}],
+              "origin": ORIGIN, "qos": 1}
+    dev = table_device(tmap)
+    configs = [
+        ("sensor", "game", dict(common, name="Game", unique_id="battlement-%s-game" % t, device=dev,
+                                state_topic=game_topic(t), value_template="{{ value_json.state }}",
+                                json_attributes_topic=game_topic(t),
+                                json_attributes_template="{{ value_json.attributes | tojson }}",
+                                icon="mdi:chess-rook")),
+        ("sensor", "winner", dict(common, name="Winner", unique_id="battlement-%s-winner" % t, device=dev,
+                                  state_topic=game_topic(t), value_template="{{ value_json.winner }}",
+                                  icon="mdi:trophy")),
+        ("event", "play", dict(common, name="Play", unique_id="battlement-%s-play" % t, device=dev,
+                               state_topic=event_topic(t), event_types=EVENT_TYPES, icon="mdi:bullseye-arrow")),
+    ]
+    for board in sorted(tmap.boards):
+        configs.append(("binary_sensor", "%s-online" % board, dict(
+            common, name="Online", unique_id="battlement-%s-%s-online" % (t, board), device=board_device(tmap, board),
+            state_topic="battlement/%s/%s/status" % (t, board), payload_on="online", payload_off="offline",
+            device_class="connectivity", entity_category="diagnostic")))
+    return [("%s/%s/%s/%s/config" % (prefix, comp, node, obj), _dumps(cfg)) for comp, obj, cfg in configs]
+
+
+def _name_of(view: dict, who) -> str:
+    for p in view.get("players") or ():
+        if isinstance(p, dict) and p.get("id") == who and p.get("name"):
+            return str(p["name"])
+    text = str(who)
+    return text[:1].upper() + text[1:]
+
+
+def words(view: dict, paused: bool = False) -> str:
+    """The game's state in a line: whose turn and the phase, the winner, or paused."""
+    if view.get("over"):
+        text = "%s won" % _name_of(view, view["winner"]) if view.get("winner") else "Draw"
+    else:
+        who = [_name_of(view, w) for w in view.get("awaiting") or ()]
+        text = ("Turn: " + " and ".join(who)) if who else "Waiting"
+        if isinstance(view.get("phase"), str):
+            text += " · " + view["phase"]
+        if paused:
+            text = "Paused (%s)" % text
+    return text[:STATE_MAX]
+
+
+def winner(view: dict) -> str:
+    if not view.get("over"):
+        return "none"
+    return _name_of(view, view["winner"]) if view.get("winner") else "draw"
+
+
+def game_payload(public: dict) -> bytes:
+    """From what the public scoreboard gets (Session.public()), never from anything else."""
+    view = public["view"]
+    attributes = {k: v for k, v in view.items() if k != "log"}  # the history is the event entity's
+    return _dumps({"state": words(view, public.get("paused", False)), "winner": winner(view),
+                   "game": public["game"], "title": public["title"], "paused": bool(public.get("paused")),
+                   "attributes": attributes})
+
+
+def event_payload(inp: dict, text: str) -> bytes | None:
+    """A sensed input the rules applied -> the event entity's message (None: not a hit, fall or move)."""
+    kind = EVENT_OF_INPUT.get(inp.get("t"))  # type: ignore[arg-type]
+    if kind is None:
+        return None
+    fields = {k: v for k, v in inp.items() if k not in ("t", "event_type", "text", "input")}
+    return _dumps(dict(fields, event_type=kind, input=inp["t"], text=text))
+
+
+class Publisher:
+    """Discovery and state for every table of a bridge, on its MQTT transport."""
+
+    def __init__(self, transport, sessions: dict, prefix: str = DEFAULT_PREFIX, bridge: str | None = None):
+        self.transport = transport
+        self.sessions = sessions  # table -> Session (filled by the bridge before start)
+        self.prefix = check_prefix(prefix)
+        self.bridge = bridge or bridge_id(list(sessions))
+        self.avail = availability_topic(self.bridge)
+        self.counters = {"discovery-sent": 0, "states-sent": 0, "events-sent": 0, "unsent": 0, "ha-restarts": 0}
+        self._last: dict[str, bytes] = {}  # table -> the game payload last published
+        self._inputs: dict[str, tuple[int, int]] = {}  # table -> (game id, inputs applied) at the last look
+        self._dirty: set[str] = set()
+        self._due: asyncio.TimerHandle | None = None
+        self._flushed_at = -STATE_EVERY  # time.monotonic() of the last flush
+
+    def attach(self) -> None:
+        """Before the transport starts: the will, the hooks, HA's birth topic, and every session's changes."""
+        self.transport.will = (self.avail, b"offline", True)
+        self.transport.on_connected.append(self.connected)
+        self.transport.subscribe_extra(self.prefix + "/status", self._ha_status)
+        for table, s in self.sessions.items():
+            self._inputs[table] = (s.game_id, len(s.match.inputs))
+            s.listeners.append(self._changed)
+
+    def _publish(self, topic: str, payload: bytes, retain: bool, counter: str) -> None:
+        if self.transport.publish_raw(topic, payload, qos=1, retain=retain):
+            self.counters[counter] += 1
+        else:
+            self.counters["unsent"] += 1  # QoS 1: kept and sent on reconnect; counted so an operator sees it
+
+    def connected(self) -> None:
+        """After every (re)connect: online, then the whole picture again (the broker may have lost it)."""
+        self._publish(self.avail, b"online", True, "states-sent")
+        self.announce()
+
+    def announce(self) -> None:
+        for table in sorted(self.sessions):
+            for topic, payload in discovery(self.sessions[table].tmap, self.prefix, self.avail):
+                self._publish(topic, payload, True, "discovery-sent")
+        self._last.clear()
+        self._dirty.update(self.sessions)
+        self.flush()
+
+    def _ha_status(self, topic: str, payload: bytes) -> None:
+        if payload == b"online":  # Home Assistant (re)started: it asks everyone to say what they are again
+            self.counters["ha-restarts"] += 1
+            self.announce()
+
+    def _changed(self, session, fx: list) -> None:
+        """A session's listener: the events now, the state on the next loop turn, or STATE_EVERY after the
+        last one (a burst publishes its last state once)."""
+        table = session.table
+        game, seen = self._inputs.get(table, (None, 0))
+        inputs = session.match.inputs
+        if game == session.game_id and len(inputs) > seen:
+            for inp in inputs[seen:]:
+                payload = event_payload(inp, session.adapter.describe(inp, None))
+                if payload is not None:
+                    self._publish(event_topic(table), payload, False, "events-sent")
+        self._inputs[table] = (session.game_id, len(inputs))
+        self._dirty.add(table)
+        if self._due is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop (a test driving sessions by hand): it calls flush()
+            self._due = loop.call_later(max(0.0, self._flushed_at + STATE_EVERY - time.monotonic()), self.flush)
+
+    def refresh(self) -> None:
+        """Publish every table's state now if it changed (a pause, say, tells no listener)."""
+        self._dirty.update(self.sessions)
+        self.flush()
+
+    def flush(self) -> None:
+        if self._due is not None:
+            self._due.cancel()
+            self._due = None
+        self._flushed_at = time.monotonic()
+        dirty, self._dirty = self._dirty, set()
+        for table in sorted(dirty):
+            s = self.sessions.get(table)
+            if s is None:
+                continue
+            payload = game_payload(self.shown(s))
+            if self._last.get(table) != payload:
+                self._last[table] = payload
+                self._publish(game_topic(table), payload, True, "states-sent")
+
+    @staticmethod
+    def shown(session) -> dict:
+        """What Home Assistant may see of a table: exactly what the public scoreboard gets."""
+        return session.public()
+
+    def close(self) -> None:
+        """A clean stop says offline itself (a DISCONNECT sends no will)."""
+        self.flush()
+        self._publish(self.avail, b"offline", True, "states-sent")

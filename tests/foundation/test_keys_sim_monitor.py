@@ -1,0 +1,99 @@
+"""The table's keys file outside `battlement run`: `battlement sim` signs with it, so a bridge with
+the same table map hears its boards; `battlement monitor` checks every MAC with it, refusing what a
+keyless sender says, and says in words when it has no key to check with."""
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from battlement import keys as boardkeys
+from battlement import tables, wire
+from support.board import SerialBoard
+
+from .test_monitor import monitor, wait_line
+
+KEY = bytes(range(16))
+
+
+def _keys_file(tmp_path, board="tower-1"):
+    f = tmp_path / "hall.keys.toml"
+    f.write_text('[keys]\n%s = "%s"\n' % (board, KEY.hex()))
+    os.chmod(f, 0o600)
+    return f
+
+
+def test_monitor_with_the_keys_checks_every_mac_and_acknowledges_nothing(pty_pair, tmp_path):
+    keys = _keys_file(tmp_path)
+    proc = monitor("--serial", pty_pair.a, "--keys", str(keys), "--every", "0.3", "--seconds", "40")
+    try:
+        wait_line(proc, "signatures: checked with the keys of 1 board(s)")
+        wait_line(proc, " open\n")
+        board = SerialBoard(pty_pair.b, key=KEY).open()
+        board.hello()
+        board.event(sensor="cup-1")
+        wait_line(proc, "event  #1 cup-1 beam")
+        board.key = None  # the same id without the key: a forger on the cable
+        board.event(sensor="cup-1")
+        wait_line(proc, "rejected mac frame")
+        board.pump(0.5)
+        assert board.down_of("evack") == []  # the bridge acknowledges, not a watcher beside it
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=15)
+
+
+def test_monitor_without_keys_says_it_cannot_check(pty_pair):
+    proc = monitor("--serial", pty_pair.a, "--every", "0.3", "--seconds", "40")
+    try:
+        wait_line(proc, "signatures: not checked (no keys; give --keys FILE)")
+        wait_line(proc, " open\n")
+        board = SerialBoard(pty_pair.b, key=KEY).open()
+        board.hello()
+        wait_line(proc, "board tower-1 signs its frames: their MAC is not checked here")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=15)
+
+
+def test_sim_signs_with_the_keys_file_beside_the_table_map(tmp_path):
+    tmap = tmp_path / "ringo.toml"
+    shutil.copy(tables.default_path("ringo"), tmap)
+    board = min(tables.load(str(tmap)).boards)
+    boardkeys.path_for(tmap).write_text('[keys]\n%s = "%s"\n' % (board, KEY.hex()))
+    proc = subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--wait", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = wait_line(proc, "# board %s" % board)
+        assert any("boards sign with the keys in %s (1 of them)" % boardkeys.path_for(tmap) in x for x in lines)
+        port = next(x.split()[1] for x in lines if x.strip().endswith("# board %s" % board))
+        fd = os.open(port, os.O_RDWR | os.O_NOCTTY)
+        try:
+            os.write(fd, wire.sign(wire.encode("ping", (board, 1)), KEY, 0))  # asks for its hello
+            got, deadline = b"", time.monotonic() + 10
+            while b"\n" not in got and time.monotonic() < deadline:
+                if select.select([fd], [], [], 0.2)[0]:
+                    got += os.read(fd, 4096)
+            hello = got.split(b"\n")[0] + b"\n"
+            typ, fields = wire.decode(hello)
+            assert typ == "hello" and wire.verify(hello, KEY, fields[1])
+        finally:
+            os.close(fd)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=15)
+
+
+def test_sim_without_keys_says_its_boards_do_not_sign(tmp_path):
+    tmap = tmp_path / "ringo.toml"
+    shutil.copy(tables.default_path("ringo"), tmap)
+    proc = subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--wait", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_line(proc, "boards do not sign (no keys file")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=15)
