@@ -512,13 +512,14 @@ class Bridge:
         keys = boardkeys.load(boardkeys.path_for(tmap.path)) if boardkeys.serial_signing(tmap.path) else {}
         sim = Simulator(tmap, None, None, None, False, None, keys)
         if serial is not None:
-            for board, key in keys.items():
-                serial.keys[(None, board)] = key
+            for board, secret in keys.items():
+                serial.keys[(None, board)] = secret
             serial.signed = bool(serial.keys)
         self.sims[table] = sim
         if sim.ports and serial is None:
             raise UserError("cannot switch to %s: this bridge has no serial transport for its boards" % game)
         for port in sim.ports:
+            assert serial is not None  # refused just above when there are ports and no serial transport
             serial.add_port(port)
         sim.start()
         log.info("table %s now plays %s", table, game)

@@ -238,7 +238,7 @@ class Session:
             self.counters["paused"] = self.counters.get("paused", 0) + 1
             self.journal.write_event(self.table, ev, obj, "paused")
             self.adapter.reset()
-            self._paused_note(obj)
+            self._paused_note(obj or "?")
             return {"ok": False, "message": "the game is paused"}
         if not inputs:  # held by a timing rule: journalled now, applied when its window is over
             self.journal.write_event(self.table, ev, obj, "held")

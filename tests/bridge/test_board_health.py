@@ -19,7 +19,7 @@ def test_the_led_test_blinks_a_board_and_gives_the_game_its_lights_back(tmp_path
     monkeypatch.setattr(bridge_mod, "LED_TEST_SECONDS", 0.4)
 
     async def go():
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, _s, sim):
             ring = sim.boards["ring-1"]
             before = dict(ring.pixels)
             reply = b.led_test("ringo", "ring-1")
@@ -33,7 +33,7 @@ def test_the_led_test_blinks_a_board_and_gives_the_game_its_lights_back(tmp_path
 
 def test_each_sensor_has_its_last_trigger_and_a_closed_port_is_offline(tmp_path):
     async def go():
-        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, _s, sim):
             assert card(b, "ring-5")["state"] == "online" and b.link_of("ringo")["online"] == 6
             sim.press("b5", 0)
             await until(lambda: next(x for x in card(b, "ring-5")["sensors"] if x["id"] == "b")["count"] == 1,

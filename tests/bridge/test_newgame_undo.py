@@ -120,7 +120,7 @@ def test_the_simulated_table_switches_game_and_back_and_a_restart_keeps_the_swit
             serial = b.transports[0]
             await until(lambda: set(serial.boards) == set(new.boards), what="the new boards' hellos")
             assert s.for_host()["previous"]["title"] == "Ringo"
-            obj = sorted(s.tmap.objects)[0]
+            obj = min(s.tmap.objects)
             new.press(obj, 1)  # a sensor of the new game's boards reaches the new game
             await until(lambda: s.counters["events"] >= 1, what="a plingpong sensor event")
         async with ringo_bridge_again(tmp_path / "j.sqlite") as (b, s):

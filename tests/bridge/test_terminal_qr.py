@@ -8,9 +8,9 @@ import subprocess
 import time
 
 from battlement import onboarding
+from support.procs import free_port
 
 from .conftest import BATTLEMENT, ROOT
-from support.procs import free_port
 
 
 def started_on_a_terminal(tmp_path, *extra):
