@@ -414,7 +414,7 @@ class MqttTransport(Transport):
     def _link_lost(self, reason: str) -> None:
         c = self._client
         if c is not None and getattr(c, "why", None):
-            reason = c.why
+            reason = str(c.why)
         if self._lost is not None and not self._lost.done():
             self._lost.set_result(reason)
 
