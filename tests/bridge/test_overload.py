@@ -13,19 +13,13 @@ import time
 from battlement import wire
 from battlement.messages import Event, Hello, up_frame
 from battlement.transport import base
-from support.overload import Boards, Pager, drain, events_handled, journal_books, phase, report, table_files
+from support.overload import drain, events_handled, journal_books, phase, report, start
 
 TABLES = 10
 
 
 def test_twice_the_capacity_degrades_and_drains_with_nothing_lost(bridge_process, mosquitto, tmp_path):
-    files = table_files(tmp_path, TABLES, prefix="ov%d" % mosquitto.port)
-    args = []
-    for _tid, f in files:
-        args += ["--table", f]
-    b = bridge_process(*args, "--mqtt", mosquitto.url)
-    boards = Boards(mosquitto, [tid for tid, _ in files])
-    pager = Pager(b.url)
+    b, boards, pager = start(bridge_process, mosquitto, tmp_path, TABLES, "ov")
     try:
         boards.warm_up()
         # Capacity and 2x taken in turn, twice, so a change in what else this machine runs weighs on both.

@@ -9,11 +9,11 @@ takes any event as new, so the hole from the stop to the first event after the r
 
 import random
 import sqlite3
-import threading
 import time
 
 import pytest
 from battlement.fwsim import FirmwareProcess
+from support.balls import Balls
 from support.procs import Broker, PtyPair
 
 BOARD = "proto-1"
@@ -21,25 +21,6 @@ CYCLES = 20
 # A bridge start can take seconds on a busy machine: an outbox this deep outlasts it (a full outbox
 # drops its oldest event, which the board counts in `dropped`; that is not what is tested here).
 SETTINGS = {"outbox": 1024}
-
-
-class Balls(threading.Thread):
-    """Drops a ball into the board's beam every `every` seconds until stopped; .n balls so far."""
-
-    def __init__(self, fw, every=0.04):
-        super().__init__(daemon=True)
-        self.fw, self.every, self.n = fw, every, 0
-        self.halt = threading.Event()
-
-    def run(self):
-        while not self.halt.wait(self.every):
-            self.fw.drop_ball("cup-1", width_ms=8)
-            self.n += 1
-
-    def stop(self):
-        self.halt.set()
-        self.join(5)
-        self.fw.sync()
 
 
 def journalled(path):

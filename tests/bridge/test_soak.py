@@ -14,7 +14,7 @@ from battlement import wire
 from battlement.bridge import Bridge
 from battlement.messages import Event, Hello, up_frame
 from battlement.tables import for_game
-from support.overload import Boards, Pager, drain, journal_books, phase, table_files
+from support.overload import drain, journal_books, phase, start
 
 from .conftest import until
 
@@ -147,13 +147,7 @@ def test_a_million_fuzzed_frames_lose_and_double_nothing(tmp_path, soak_record):
 
 @pytest.mark.soak
 def test_ten_minutes_of_overload(bridge_process, mosquitto, tmp_path, soak_record):
-    files = table_files(tmp_path, 20, prefix="soak%d" % mosquitto.port)
-    args = []
-    for _tid, f in files:
-        args += ["--table", f]
-    b = bridge_process(*args, "--mqtt", mosquitto.url)
-    boards = Boards(mosquitto, [tid for tid, _ in files])
-    pager = Pager(b.url)
+    b, boards, pager = start(bridge_process, mosquitto, tmp_path, 20, "soak")
     try:
         boards.warm_up()
         rss0 = _rss_mb(b.proc.pid)

@@ -4,7 +4,6 @@ firmware over a Mosquitto that is stopped 10 times (TERM and KILL). Every event 
 """
 
 import asyncio
-import threading
 import time
 
 import pytest
@@ -12,6 +11,7 @@ from battlement.fwsim import FirmwareProcess
 from battlement.messages import Event
 from battlement.transport import MqttTransport, SerialTransport
 from support.aio import until
+from support.balls import Balls
 from support.board import SerialBoard
 from support.procs import Broker, PtyPair
 
@@ -85,23 +85,6 @@ def test_soak_five_hundred_replugs(tmp_path):
     asyncio.run(asyncio.wait_for(replugs(tmp_path, 500), 1200))
 
 
-class Balls(threading.Thread):
-    def __init__(self, fw, every=0.04):
-        super().__init__(daemon=True)
-        self.fw, self.every, self.n = fw, every, 0
-        self.halt = threading.Event()
-
-    def run(self):
-        while not self.halt.wait(self.every):
-            self.fw.drop_ball("cup-1", width_ms=6)
-            self.n += 1
-
-    def stop(self):
-        self.halt.set()
-        self.join(5)
-        self.fw.sync()
-
-
 async def broker_cycles(tmp_path, cycles):
     broker = Broker(tmp_path / "mqtt").start()
     t = MqttTransport(broker.url, table="faults")
@@ -112,7 +95,7 @@ async def broker_cycles(tmp_path, cycles):
     fw = FirmwareProcess("faults-1", "pico-w", {"cup-1": "beam"}, transport="mqtt", mqtt_url=broker.url,
                          table="faults", settings={"outbox": 1024}).start()
     got: list = []
-    balls = Balls(fw)
+    balls = Balls(fw, width_ms=6)
     try:
         await until(lambda: "faults-1" in t.boards, 15, "the board's hello")
         balls.start()

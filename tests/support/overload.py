@@ -51,6 +51,16 @@ def table_files(tmp, n, prefix="ov"):
     return out
 
 
+def start(bridge_process, mosquitto, tmp, n, prefix):
+    """A bridge process serving n PlingPong tables on mosquitto, their boards and a page poller."""
+    files = table_files(tmp, n, prefix="%s%d" % (prefix, mosquitto.port))
+    args = []
+    for _tid, f in files:
+        args += ["--table", f]
+    b = bridge_process(*args, "--mqtt", mosquitto.url)
+    return b, Boards(mosquitto, [tid for tid, _ in files]), Pager(b.url)
+
+
 class Board:
     def __init__(self, table, boot):
         self.table, self.board, self.boot = table, "ring-5", boot
