@@ -1,6 +1,7 @@
 """Links that come and go, many times, with events flowing all along: a serial board unplugged and
 plugged back 50 times (a self-powered board keeps its outbox; now and then one reboots), and the real
-firmware over a Mosquitto that is stopped 10 times (TERM and KILL). Every event once, in order.
+firmware over a Mosquitto that is stopped 10 times (TERM and KILL), also on a heap as small as a
+board's, where a full outbox leaves it fragmented. Every event once, in order.
 """
 
 import asyncio
@@ -17,6 +18,9 @@ from support.procs import Broker, PtyPair
 
 REPLUGS = 50
 BROKER_CYCLES = 10
+# The unix port's objects are twice a board's (64-bit), so this is about the heap a Pico W has left
+# for the firmware; a full outbox of 1024 events scatters its frames over it.
+BOARD_HEAP = "300k"
 
 
 def collect(t, got):
@@ -85,7 +89,7 @@ def test_soak_five_hundred_replugs(tmp_path):
     asyncio.run(asyncio.wait_for(replugs(tmp_path, 500), 1200))
 
 
-async def broker_cycles(tmp_path, cycles):
+async def broker_cycles(tmp_path, cycles, heapsize=None):
     broker = Broker(tmp_path / "mqtt").start()
     t = MqttTransport(broker.url, table="faults")
     notes = []
@@ -93,7 +97,7 @@ async def broker_cycles(tmp_path, cycles):
     await t.start()
     # An outbox deep enough for the longest outage (the board's reconnect backs off up to 4 s).
     fw = FirmwareProcess("faults-1", "pico-w", {"cup-1": "beam"}, transport="mqtt", mqtt_url=broker.url,
-                         table="faults", settings={"outbox": 1024}).start()
+                         table="faults", settings={"outbox": 1024}, heapsize=heapsize).start()
     got: list = []
     balls = Balls(fw, width_ms=6)
     try:
@@ -109,7 +113,7 @@ async def broker_cycles(tmp_path, cycles):
             await asyncio.sleep(0.2)  # balls keep falling into the outbox
             broker.start()
             await until(lambda: t.links[t.url] == "connected", 15, "host reconnected")
-        balls.stop()
+        balls.stop()  # the board answers its sync: it is still sensing
         try:
             await until(lambda: (collect(t, got), len(got) >= balls.n)[-1], 30, "every ball")
         except AssertionError:
@@ -132,6 +136,13 @@ async def broker_cycles(tmp_path, cycles):
 
 def test_broker_stopped_and_killed_ten_times_loses_and_doubles_nothing(tmp_path):
     asyncio.run(asyncio.wait_for(broker_cycles(tmp_path, BROKER_CYCLES), 150))
+
+
+def test_broker_cycles_on_a_board_sized_heap_keep_the_board_sensing_and_sending(tmp_path):
+    # A heap fragmented by the outbox's frames has no block as big as the outbox: the board must
+    # neither stop sensing (a real one's watchdog would reset it, outbox and all) nor fail every
+    # session for want of one.
+    asyncio.run(asyncio.wait_for(broker_cycles(tmp_path, 24, heapsize=BOARD_HEAP), 150))
 
 
 @pytest.mark.soak
