@@ -248,10 +248,13 @@ class Bridge:
                     m.committed(t_commit)
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
-                # the LED shows (a piece lifted and put back within one burst sends nothing).
+                # the LED shows (a piece lifted and put back within one burst sends nothing). Sent in
+                # the order of those last commands: targets overlap ("all" and a pixel of it).
                 last: dict[tuple, Led] = {}
                 for led in held or ():
-                    last[(led.table, led.board, led.target)] = led
+                    key = (led.table, led.board, led.target)
+                    last.pop(key, None)
+                    last[key] = led
                 sent = self.counters["led-sent"]
                 for led in last.values():
                     self._deliver(led)
