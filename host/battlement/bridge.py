@@ -160,10 +160,9 @@ class Bridge:
                 t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
-            # MQTT: the broker would queue for a bridge reading too slowly, so what the pump cannot take soon
-            # is refused at the door (the boards resend it). Serial: the port's own buffer holds a board
-            # back, and a sender that never resends (a test's fuzzer, a scripted stand-in) would lose it.
-            t.bounded = isinstance(t, MqttTransport)
+            # Flow control: once the pump is behind, the transport stops reading its links until it has
+            # caught up; the broker's queue for us and the serial line hold the rest (docs/bridge.md, "Overload").
+            t.bounded = True
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
@@ -401,7 +400,7 @@ class Bridge:
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
             transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
-                               "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
+                               "paused": t.paused(), "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
                                "rejected": list(self.rejected.get(name, ()))})
         return {
             "tasks": self.supervisor.health(),
