@@ -13,7 +13,11 @@ event to the last:
 - gmqtt: native asyncio, MQTT 5 (counting in on_message);
 - aiomqtt: asyncio on paho, MQTT 5 (counting `async for message in client.messages`);
 - MqttTransport: the bridge's transport on its library, every frame decoded, deduped,
-  queued and taken with get(), evacks published back to each board.
+  queued and taken with get(), evacks published back to each board;
+- the bridge: the whole of it as `battlement run --mqtt` runs it (Home Assistant discovery on,
+  its default): every event journalled, ruled, lit (LED commands to the board), evacked after
+  its commit and published to Home Assistant. The events are Ringo's: a piece lifted from b5
+  and put back, over and over, on each of the 100 tables. Target: >= 0.3 of raw paho.
 
 Each path is measured in rounds that alternate with the others (best of the rounds),
 each printed beside raw paho's rate and the ratio to it.
@@ -32,9 +36,10 @@ import sys
 import threading
 import time
 
+import bench_bridge
 import benchutil
 import paho.mqtt.client as mqtt
-from battlement.messages import Event, Hello, up_frame
+from battlement.messages import Event, Hello
 from battlement.transport import MqttTransport
 from support.board import MqttBoard
 from support.procs import Broker
@@ -45,9 +50,10 @@ ROUNDS = 3
 PINGS = 1000
 PY = sys.executable
 HERE = os.path.dirname(os.path.abspath(__file__))
-PATHS = ("paho", "gmqtt", "aiomqtt", "transport")
+PATHS = ("paho", "gmqtt", "aiomqtt", "transport", "bridge")
 NAMES = {"paho": "raw paho", "gmqtt": "gmqtt", "aiomqtt": "aiomqtt",
-         "transport": "MqttTransport"}
+         "transport": "MqttTransport", "bridge": "whole bridge"}
+TARGET = {"bridge": 0.3}  # the issue's: the whole bridge at 100 tables, beside raw paho
 FILTER = "battlement/+/+/up"
 
 
@@ -68,10 +74,8 @@ def _packet(first, body):
 
 
 def table_frames(i, per):
-    board, boot = "ring-5", 11 + i
-    hello = up_frame(Hello(None, board, boot, "bench", 2, "ringo-ring", {s: "presence" for s in "nabcdefg"}))
-    evs = [up_frame(Event(None, board, boot, k + 1, "b", "presence", k % 2, k, 0)) for k in range(per)]
-    return hello, evs
+    """Table i's Ringo board: its hello, then per events (the attacker on b5 lifted, put back, ...)."""
+    return bench_bridge.frames(boot=11 + i, n=per)
 
 
 def publisher(port, tables, per, qos):
@@ -204,6 +208,39 @@ async def sub_transport(port, total):
     await t.stop()
 
 
+async def sub_bridge(port, total):
+    import tempfile
+
+    from battlement.bridge import Bridge
+
+    with tempfile.TemporaryDirectory() as d:
+        b = Bridge([bench_bridge.ringo_map("t%03d" % i) for i in range(TABLES)], os.path.join(d, "j.sqlite"),
+                   mqtt="mqtt://127.0.0.1:%d" % port)
+        b._note = lambda text: None  # a hundred boards saying hello: not what is measured
+        await b.start()
+        for t in b.transports:
+            # The publisher sends its burst once and never resends, as no board would: it must all be
+            # taken, so the bound on the queue (for boards that resend, bench_overload) is off here.
+            t.bounded = False
+        print("ready", flush=True)
+        sessions = list(b.sessions.values())
+        count = lambda: sum(s.counters["events"] for s in sessions)  # noqa: E731
+        while not count():  # polled: a hook per event would be part of what is measured
+            await asyncio.sleep(0.002)
+        t0, first = time.perf_counter(), count()
+        end = t0 + 60
+        while count() < total and time.perf_counter() < end:
+            await asyncio.sleep(0.002)
+        secs = time.perf_counter() - t0
+        n = count()
+        # what did not reach the boards or Home Assistant (the MQTT transport's counters)
+        lost = {k: v for t in b.transports for k, v in t.counters.items() if k in ("dropped-inflight", "expired") and v}
+        # events after the first poll, over the time since it: the rate from the first event to the last
+        print("%d %.6f %s" % (n, secs * n / max(1, n - first), ",".join("%s=%d" % kv for kv in sorted(lost.items()))),
+              flush=True)
+        await b.stop()
+
+
 def subscriber(kind, port, total):
     if kind == "paho":
         sub_paho(port, total)
@@ -236,9 +273,9 @@ def burst_rate(broker, kind, qos):
     try:
         _say(pub, "hello")
         assert pub.stdout.readline().strip() == "hellos"
-        time.sleep(0.5)  # every board's hello in (the transport takes events only after it)
+        time.sleep(1.0 if kind == "bridge" else 0.5)  # every board's hello in (events count only after it)
         _say(pub, "go")
-        n, secs = sub.stdout.readline().split()
+        n, secs, *lost = sub.stdout.readline().split()
         sub.wait(20)
     finally:
         _say(pub, "bye")
@@ -247,6 +284,8 @@ def burst_rate(broker, kind, qos):
             sub.kill()
     if int(n) != total:
         print("         %s: %d of %d events in 60 s" % (NAMES[kind], int(n), total), flush=True)
+    if lost:
+        print("         %s: not sent to the boards or Home Assistant: %s" % (NAMES[kind], lost[0]), flush=True)
     return int(n) / float(secs)
 
 
@@ -307,17 +346,21 @@ def main():
     broker = Broker(nodelay=True).start()  # as docs/bridge.md advises; one broker for every path
     try:
         for qos in (1, 0):
-            best = dict.fromkeys(PATHS, 0.0)
+            rounds: dict[str, list[float]] = {k: [] for k in PATHS}
             for _ in range(ROUNDS):
                 for kind in PATHS:
-                    best[kind] = max(best[kind], burst_rate(broker, kind, qos))
+                    rounds[kind].append(burst_rate(broker, kind, qos))
+            best = {k: max(r) for k, r in rounds.items()}
             raw = best["paho"]
             print("%d tables, %d events each in one burst published at QoS %d, best of %d alternating rounds:"
                   % (TABLES, PER_TABLE, qos, ROUNDS), flush=True)
             for kind in PATHS:
+                each = ""
+                if kind in TARGET:  # every round beside the raw paho round of the same pass, for "reliably"
+                    each = "; target >= %.1f; rounds %s" % (TARGET[kind], " ".join(
+                        "%.2f" % (r / p) for r, p in zip(rounds[kind], rounds["paho"])))
                 print("  %-14s events/s %9s  (raw paho %s, ratio %.2f%s)"
-                      % (NAMES[kind], f"{best[kind]:,.0f}", f"{raw:,.0f}", best[kind] / raw,
-                         "; target >= 0.3" if kind == "transport" else ""), flush=True)
+                      % (NAMES[kind], f"{best[kind]:,.0f}", f"{raw:,.0f}", best[kind] / raw, each), flush=True)
         raw_board = MqttBoard(broker.port, "raw", board="tower-1").start()
         board = MqttBoard(broker.port, "bench", board="tower-1").start()
         try:
