@@ -73,8 +73,11 @@ def event_topic(table: str) -> str:
     return "battlement/%s/event" % table
 
 
+_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # one for all: json.dumps makes one a call
+
+
 def _dumps(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+    return _JSON.encode(obj).encode()
 
 
 def table_device(tmap: TableMap) -> dict:
