@@ -160,10 +160,9 @@ class Bridge:
                 t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
-            # MQTT: the broker would queue for a bridge reading too slowly, so what the pump cannot take soon
-            # is refused at the door (the boards resend it). Serial: the port's own buffer holds a board
-            # back, and a sender that never resends (a test's fuzzer, a scripted stand-in) would lose it.
-            t.bounded = isinstance(t, MqttTransport)
+            # Flow control: once the pump is behind, the transport stops reading its links until it has
+            # caught up; the broker's queue for us and the serial line hold the rest (docs/bridge.md, "Overload").
+            t.bounded = True
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
@@ -249,10 +248,13 @@ class Bridge:
                     m.committed(t_commit)
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
-                # the LED shows (a piece lifted and put back within one burst sends nothing).
+                # the LED shows (a piece lifted and put back within one burst sends nothing). Sent in
+                # the order of those last commands: targets overlap ("all" and a pixel of it).
                 last: dict[tuple, Led] = {}
                 for led in held or ():
-                    last[(led.table, led.board, led.target)] = led
+                    key = (led.table, led.board, led.target)
+                    last.pop(key, None)
+                    last[key] = led
                 sent = self.counters["led-sent"]
                 for led in last.values():
                     self._deliver(led)

@@ -34,9 +34,20 @@ import paho.mqtt.client as mqtt
 from battlement import tables, wire
 from battlement.messages import Beat, Hello, up_frame
 
+from support.procs import Broker
+
 OUTBOX = 128
 RESEND = 1.0
 BEAT_EVERY = 1.0
+
+
+def table_broker(workdir):
+    """A Mosquitto as a table has it: its default queue per client (max_queued_messages 1000; the
+    tests' brokers keep 100,000 for bursts), so what a bridge that stopped reading cannot take yet
+    waits there up to that and the rest is dropped, for the boards to resend."""
+    broker = Broker(workdir, nodelay=True)
+    broker.conf.write_text(broker.conf.read_text().replace("max_queued_messages 100000\n", ""))
+    return broker.start()
 
 
 def table_files(tmp, n, prefix="ov"):

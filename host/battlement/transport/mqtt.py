@@ -21,6 +21,7 @@ import collections
 import logging
 import os
 import re
+import socket
 import ssl
 import time
 import uuid
@@ -45,6 +46,13 @@ SESSION_EXPIRY = 120  # MQTT 5: seconds the broker keeps our session after the l
 COMMAND_EXPIRY = 10  # MQTT 5: seconds a command may wait at the broker before it is dropped as stale
 OUTBOX_MAX = 10_000  # QoS 1 messages waiting for a free packet id (the broker's receive maximum); oldest go first
 TOPICS_MATCHED = 1000  # topics remembered per extra subscription lookup
+# Bytes taken from the socket per read: gmqtt handles a whole read (asyncio's default, 256 KiB, about
+# 2,700 frames) in one turn of the loop before a page request gets its own; 16 KiB is about 2 ms.
+READ_SIZE = 16 * 1024
+# The socket's receive buffer: what the kernel holds for us once flow control stops reading. Linux grows
+# it up to tcp_rmem's maximum (often 32 MiB, half a minute of frames); fixed, what waits beyond it waits
+# in the broker's queue for us, where a board's resend can take its place.
+RECEIVE_BUFFER = 256 * 1024
 VERSIONS = {MQTTv50: "MQTT 5", MQTTv311: "MQTT 3.1.1"}
 # gmqtt logs every lost connection as a warning with a traceback; the transport says it in words
 # (links, notes). Its errors still show.
@@ -119,6 +127,17 @@ class _Client(gmqtt.Client):
         h = self._package_handler
         self._gmqtt_publish_in = h._handle_publish_packet
         h._handle_publish_packet = self._publish_in  # found before the class's (gmqtt looks it up by name)
+        self.reading = True  # False: flow control holds the socket unread (the broker queues for us)
+
+    def set_reading(self, on: bool) -> None:
+        """Flow control (transport.base, QUEUE_HIGH): stop or go on reading the broker's socket."""
+        self.reading = on
+        conn = self._connection
+        if conn is not None and not conn.is_closing():
+            if on:
+                conn._transport.resume_reading()
+            else:
+                conn._transport.pause_reading()
 
     async def reconnect(self, delay=False):  # called by gmqtt when a link drops: the keeper decides
         pass
@@ -138,6 +157,12 @@ class _Client(gmqtt.Client):
             closed(exc)
 
         proto.connection_lost = connection_lost
+        conn._transport.max_size = READ_SIZE  # a read at a time between the pages' turns
+        sock = conn._transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        if not self.reading:
+            conn._transport.pause_reading()
         conn._transport = proto._transport = _Gather(conn._transport, asyncio.get_running_loop())
         return conn
 
@@ -596,6 +621,14 @@ class MqttTransport(Transport):
             self._reject("length", name, "%d bytes" % len(payload))
             return
         self._handle_line(payload, table, table, board)
+
+    def _stop_reading(self) -> None:
+        if self._client is not None:
+            self._client.set_reading(False)
+
+    def _start_reading(self) -> None:
+        if self._client is not None:
+            self._client.set_reading(True)
 
     def _hello_due(self, table: str, board: str) -> None:
         if self._client is not None and self.online.get(board) and (table, board) not in self._route:
