@@ -38,9 +38,14 @@ import time
 
 import bench_bridge
 import benchutil
+import gmqtt
 import paho.mqtt.client as mqtt
 from battlement.messages import Event, Hello
 from battlement.transport import MqttTransport
+from battlement.transport.mqtt import _Client
+from gmqtt.mqtt.constants import MQTTv50
+from gmqtt.mqtt.package import CommandWithMidPacket, PublishPacket
+from gmqtt.mqtt.utils import IdGenerator
 from support.board import MqttBoard
 from support.procs import Broker
 
@@ -217,11 +222,7 @@ async def sub_bridge(port, total):
         b = Bridge([bench_bridge.ringo_map("t%03d" % i) for i in range(TABLES)], os.path.join(d, "j.sqlite"),
                    mqtt="mqtt://127.0.0.1:%d" % port)
         b._note = lambda text: None  # a hundred boards saying hello: not what is measured
-        await b.start()
-        for t in b.transports:
-            # The publisher sends its burst once and never resends, as no board would: it must all be
-            # taken, so the bound on the queue (for boards that resend, bench_overload) is off here.
-            t.bounded = False
+        await b.start()  # flow control on, as users get it: behind, the bridge stops reading, the broker holds the rest
         print("ready", flush=True)
         sessions = list(b.sessions.values())
         count = lambda: sum(s.counters["events"] for s in sessions)
@@ -233,8 +234,9 @@ async def sub_bridge(port, total):
             await asyncio.sleep(0.002)
         secs = time.perf_counter() - t0
         n = count()
-        # what did not reach the boards or Home Assistant (the MQTT transport's counters)
-        lost = {k: v for t in b.transports for k, v in t.counters.items() if k in ("dropped-inflight", "expired") and v}
+        # what did not reach the boards or Home Assistant, or was refused (the MQTT transport's counters)
+        lost = {k: v for t in b.transports for k, v in t.counters.items()
+                if k in ("dropped-inflight", "expired", "queue-full") and v}
         # events after the first poll, over the time since it: the rate from the first event to the last
         print("%d %.6f %s" % (n, secs * n / max(1, n - first), ",".join("%s=%d" % kv for kv in sorted(lost.items()))),
               flush=True)
@@ -285,8 +287,86 @@ def burst_rate(broker, kind, qos):
     if int(n) != total:
         print("         %s: %d of %d events in 60 s" % (NAMES[kind], int(n), total), flush=True)
     if lost:
-        print("         %s: not sent to the boards or Home Assistant: %s" % (NAMES[kind], lost[0]), flush=True)
+        print("         %s: lost on the way: %s" % (NAMES[kind], lost[0]), flush=True)
     return int(n) / float(secs)
+
+
+# ---------------------------------------------------------------- the two packets the transport makes itself
+
+
+class _Wire:
+    """Where a packet goes instead of a socket: counted, dropped."""
+
+    proto_ver = MQTTv50
+
+    def __init__(self):
+        self.id_generator = IdGenerator(max=65535)
+        self.n = 0
+
+    def send_package(self, pkg):
+        self.n += 1
+
+    def send_command_with_mid(self, cmd, mid, dup, reason_code=0):  # gmqtt's PUBACK, built as gmqtt does
+        self.send_package(CommandWithMidPacket.build_package(cmd, mid, dup, reason_code, self.proto_ver))
+
+
+def packet_costs(n=20_000, rounds=5):
+    """Seconds per message of the PUBLISH out (a board command, QoS 1 with its expiry) and of a QoS 1
+    PUBLISH in (a board's event) with its PUBACK: gmqtt's general path beside the transport's own,
+    best of alternating rounds, on the same client."""
+    c = _Client("bench-packets", {"superseded": 0, "dropped-inflight": 0})
+    wire_ = c._connection = c._package_handler._connection = _Wire()
+    c._connection_state.protocol_version = MQTTv50
+    c.on_message = lambda *a: None
+    gen, storage = c._package_handler.id_generator, c._persistent_storage
+    topic, frame = "battlement/t001/ring-5/down", b"led ring-5 12345 b5 solid ff00 0*0a1b2c3d\n"
+    _hello, evs = table_frames(1, 1)
+    up = b"battlement/t001/ring-5/up"
+    raw = struct.pack("!H", len(up)) + up + struct.pack("!H", 7) + b"\x00" + evs[0]  # the PUBLISH's body
+
+    def gmqtt_out():
+        for _ in range(n):
+            mid, pkg = PublishPacket.build_package(gmqtt.Message(topic, frame, qos=1, message_expiry_interval=10), wire_)
+            wire_.send_package(pkg)
+            storage.push_message(mid, pkg)
+            wire_.id_generator.free_id(mid)
+            storage.remove_message_by_mid(mid)
+
+    def ours_out():
+        for _ in range(n):
+            msg = [topic, frame, 1, False, time.monotonic() + 10, None]
+            c._try(msg)
+            mid = next(iter(c.sent))
+            del c.sent[mid]
+            gen.free_id(mid)
+            storage.remove_message_by_mid(mid)
+
+    def gmqtt_in():
+        handle = c._gmqtt_publish_in
+        for _ in range(n):
+            handle(0x32, raw)
+
+    def ours_in():
+        handle = c._publish_in
+        for _ in range(n):
+            handle(0x32, raw)
+
+    best = {}
+    for _ in range(rounds):
+        for name, fn in (("gmqtt out", gmqtt_out), ("ours out", ours_out), ("gmqtt in", gmqtt_in), ("ours in", ours_in)):
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best.get(name, 1.0), (time.perf_counter() - t0) / n)
+    return best
+
+
+def packets_line():
+    b = packet_costs()
+    us = lambda k: b[k] * 1e6
+    print("packets  PUBLISH out (a board command, QoS 1, expiry) %.2f us  (gmqtt's Message + build_package %.2f us, "
+          "ratio %.2f);  QoS 1 PUBLISH in + PUBACK %.2f us  (gmqtt's handler %.2f us, ratio %.2f)"
+          % (us("ours out"), us("gmqtt out"), b["ours out"] / b["gmqtt out"], us("ours in"), us("gmqtt in"),
+             b["ours in"] / b["gmqtt in"]), flush=True)
 
 
 # ---------------------------------------------------------------- latency of one board
@@ -343,6 +423,7 @@ def latency_line(name, lat, raw_lat):
 
 
 def main():
+    packets_line()
     broker = Broker(nodelay=True).start()  # as docs/bridge.md advises; one broker for every path
     try:
         for qos in (1, 0):
