@@ -400,7 +400,7 @@ class Bridge:
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
             transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
-                               "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
+                               "paused": t.paused(), "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
                                "rejected": list(self.rejected.get(name, ()))})
         return {
             "tasks": self.supervisor.health(),

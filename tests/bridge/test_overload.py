@@ -235,3 +235,47 @@ def test_serial_flow_control_a_sender_that_never_resends_loses_nothing_and_the_q
     assert sorted(seqs) == list(range(1, n + 1))  # every valid event, once
     assert most <= base.QUEUE_MAX  # memory bounded
     assert counters.get("paused", 0) > 0 and counters.get("queue-full", 0) == 0  # held back, never refused
+
+
+def test_a_board_whose_host_stops_reading_keeps_sensing():
+    """The real firmware under MicroPython on a pty whose host end is not read (a bridge's flow control,
+    or a stalled host): the port fills, and the board must not wait in its write, as rp2's and
+    ESP32-S3's TinyUSB writes do (up to 500 ms per 64 bytes): it keeps sensing (answers the
+    simulator's sync, which it reads between its sensing cycles), keeps what it could not write, and
+    sends the newest events once the host reads again. Before, its first write into the full port
+    blocked it, sensing and all, for as long as the host read nothing."""
+    import os
+    import select
+    import tty
+
+    from battlement.fwsim import FirmwareProcess
+
+    n = 3000  # about 150 KB of frames: well past what the pty holds
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    tty.setraw(master)
+    fw = FirmwareProcess("fc-1", "pico-w", {"cup-1": "beam"}, port=os.ttyname(slave), leds=4)
+    try:
+        fw.start()
+        for i in range(n):
+            fw.pulse("cup-1", 2000, gap_us=6000)
+            if i % 100 == 99:
+                fw.sync(timeout=10)  # raises if the board stopped sensing
+        buf, top, deadline = b"", 0, time.monotonic() + 20
+        while top < n and time.monotonic() < deadline:  # the host reads again
+            if select.select([master], [], [], 0.2)[0]:
+                buf += os.read(master, 65536)
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    try:
+                        typ, f = wire.decode(line + b"\n")
+                    except wire.WireError:
+                        continue
+                    if typ == "event":
+                        top = max(top, f[2])
+        assert top == n, "the newest event (seq %d) did not come once the host read again: %d" % (n, top)
+    finally:
+        fw.stop()
+        os.close(master)
+        os.close(slave)
+    assert "Traceback" not in fw.log()

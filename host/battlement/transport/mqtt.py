@@ -53,6 +53,11 @@ READ_SIZE = 16 * 1024
 # it up to tcp_rmem's maximum (often 32 MiB, half a minute of frames); fixed, what waits beyond it waits
 # in the broker's queue for us, where a board's resend can take its place.
 RECEIVE_BUFFER = 256 * 1024
+# MQTT 5: QoS 1 messages (the boards' events) the broker may have on their way to us unacknowledged;
+# while flow control holds the socket unread, the rest wait in the broker's queue for us (Mosquitto's
+# max_queued_messages) and what overflows it is dropped there, for the boards to resend: a backlog
+# of a fraction of a second, not whatever the kernel's buffers hold (gmqtt's default is 65,535).
+RECEIVE_MAXIMUM = 1000
 VERSIONS = {MQTTv50: "MQTT 5", MQTTv311: "MQTT 3.1.1"}
 # gmqtt logs every lost connection as a warning with a traceback; the transport says it in words
 # (links, notes). Its errors still show.
@@ -432,7 +437,7 @@ class MqttTransport(Transport):
             will = gmqtt.Message(wt, wp, qos=1, retain=wr)
         # MQTT 5: the session outlives a dropped link (the clean-start flag is set per attempt, _attempt).
         self._client = _Client(self.client_id, self.counters, will_message=will,
-                               session_expiry_interval=SESSION_EXPIRY)
+                               session_expiry_interval=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM)
         self._client.on_message = self._from_broker
         self._client.on_disconnect = lambda client, packet, exc=None: self._link_lost("closed by the broker")
         self._client.on_subscribe = self._subscribed
