@@ -27,7 +27,7 @@ import traceback
 import shared_rules
 from battlement import hass, logs, onboarding, tables
 from battlement import keys as boardkeys
-from battlement.boardhealth import BoardWatch, link_summary
+from battlement.boardhealth import BoardWatch
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
@@ -421,14 +421,14 @@ class Bridge:
     def link_of(self, table: str) -> dict:
         """How many of the table's boards are online (every page shows it beside "live")."""
         if table not in self._links:
-            self._links[table] = link_summary(self.board_health(), table)
+            self._links[table] = self.watch.links({table: self.tmaps[table]}, self.transports)[table]
         return self._links[table]
 
     def _watch_links(self) -> None:
         """A board going offline or coming back changes no game: tell the pages all the same."""
-        report = self.board_health()
+        links = self.watch.links(self.tmaps, self.transports)
         for table, s in self.sessions.items():
-            now = link_summary(report, table)
+            now = links[table]
             if self._links.get(table) != now:  # (the transport notes which board went offline)
                 self._links[table] = now
                 s._changed()

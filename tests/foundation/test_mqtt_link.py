@@ -205,27 +205,51 @@ def test_a_broker_that_refuses_mqtt_5_gets_3_1_1_and_events_and_commands_still_f
     run(main())
 
 
-def test_a_burst_of_commands_beyond_the_brokers_receive_maximum_all_arrive_in_order(mosquitto):
-    """Mosquitto lets a client have 20 QoS 1 messages unacknowledged: the rest wait their turn."""
-    board = Watcher(mosquitto, "battlement/burst-1/tower-1/down")
+def burst(broker, table, leds, done):
+    """Send leds (at once, beyond the broker's receive maximum) to tower-1 of table; wait until
+    done(LED frames the board got); returns (their msgids, the transport's counters, the frames)."""
+    board = Watcher(broker, "battlement/%s/tower-1/down" % table)
 
     async def main():
-        t = MqttTransport(mosquitto.url, table="burst-1")
+        t = MqttTransport(broker.url, table=table)
         await t.start()
         try:
             await until(lambda: t.links[t.url] == "connected", what="connected")
-            ids = [await t.send(Led("tower-1", "ring", "solid", i, 0, "burst-1")) for i in range(300)]
-            await until(lambda: len(led_frames(board.got)) == 300, what="every command")
-            assert t.counters["dropped-inflight"] == 0
-            return ids
+            ids = [await t.send(led) for led in leds]
+            await until(lambda: done(led_frames(board.got), ids), what="the commands")
+            await asyncio.sleep(0.2)  # and nothing after them
+            return ids, dict(t.counters)
         finally:
             await t.stop()
 
     try:
-        ids = run(main())
+        ids, counters = run(main())
     finally:
         board.close()
-    assert [int(f.split()[2]) for f in led_frames(board.got)] == ids
+    return ids, counters, led_frames(board.got)
+
+
+def test_a_burst_of_commands_beyond_the_brokers_receive_maximum_all_arrive_in_order(mosquitto):
+    """Mosquitto lets a client have 20 QoS 1 messages unacknowledged: the rest wait their turn."""
+    leds = [Led("tower-1", "cell-%d" % i, "solid", i, 0, "burst-1") for i in range(300)]
+    ids, counters, frames = burst(mosquitto, "burst-1", leds, lambda got, ids: len(got) == 300)
+    assert counters["dropped-inflight"] == 0 and counters["superseded"] == 0
+    assert [int(f.split()[2]) for f in frames] == ids
+
+
+def test_a_waiting_command_for_an_led_gives_way_to_a_newer_one_for_the_same_led(mosquitto):
+    """Behind the receive maximum, 300 colours for one LED and one for another: the LED ends on the
+    last colour without showing the stale ones late, nothing is dropped, msgids still rise."""
+    leds = [Led("tower-1", "ring", "solid", i, 0, "burst-2") for i in range(300)]
+    leds.append(Led("tower-1", "gate", "blink", 0xFF, 500, "burst-2"))
+    ids, counters, frames = burst(mosquitto, "burst-2", leds,
+                                  lambda got, ids: any(int(f.split()[2]) == ids[-1] for f in got))
+    assert counters["dropped-inflight"] == 0 and counters["superseded"] > 200
+    ring = [f.split() for f in frames if f.split()[3] == b"ring"]
+    assert int(ring[-1][2]) == ids[-2] and ring[-1][5] == b"%x" % 299  # the LED shows the last colour
+    assert len(ring) < 100  # the stale ones were not sent
+    msgids = [int(f.split()[2]) for f in frames]
+    assert msgids == sorted(msgids) and msgids[-1] == ids[-1]  # a signed board takes only rising msgids
 
 
 def test_a_command_the_broker_never_acknowledged_goes_again_after_a_restart(mosquitto_fresh):
