@@ -6,8 +6,11 @@ its own module so a serial board never loads it (heap matters on a Pico W).
 """
 
 import asyncio
+import select
 import sys
 import time
+
+HELD_MS = 5  # while the host reads nothing, look again this often
 
 
 class SerialLink:
@@ -48,8 +51,20 @@ class SerialLink:
         app = self.app
         tx.write(b"\n")  # ends whatever boot chatter came before, so the hello arrives clean
         app.hello()
+        # A host that stops reading (its flow control, or a stalled program) fills the USB FIFO, and then
+        # a write waits (rp2 and ESP32-S3 TinyUSB: up to 500 ms per 64 bytes, then cuts the frame): a
+        # frame goes out only while the port takes bytes; the rest waits in the outbox, and the sensing
+        # task keeps the loop.
+        room = select.poll()
+        room.register(tx, select.POLLOUT)
         while True:
             await app.wake.wait()
             app.wake.clear()
-            for frame, _ in app.take():
+            out = app.take()
+            for i, (frame, _) in enumerate(out):
+                if not room.poll(0):
+                    app.untake(out[i:])
+                    await asyncio.sleep_ms(HELD_MS)
+                    app.wake.set()
+                    break
                 tx.write(frame)

@@ -27,7 +27,7 @@ import traceback
 import shared_rules
 from battlement import hass, logs, onboarding, tables
 from battlement import keys as boardkeys
-from battlement.boardhealth import BoardWatch, link_summary
+from battlement.boardhealth import BoardWatch
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
@@ -160,10 +160,9 @@ class Bridge:
                 t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
-            # MQTT: the broker would queue for a bridge reading too slowly, so what the pump cannot take soon
-            # is refused at the door (the boards resend it). Serial: the port's own buffer holds a board
-            # back, and a sender that never resends (a test's fuzzer, a scripted stand-in) would lose it.
-            t.bounded = isinstance(t, MqttTransport)
+            # Flow control: once the pump is behind, the transport stops reading its links until it has
+            # caught up; the broker's queue for us and the serial line hold the rest (docs/bridge.md, "Overload").
+            t.bounded = True
             for (table, board, boot), seqs in seen.items():
                 t.remember(table, board, boot, seqs)
             await t.start()
@@ -249,10 +248,13 @@ class Bridge:
                     m.committed(t_commit)
                 held, self._held = self._held, None
                 # Only the last command for each LED in a burst matters, and only if it changes what
-                # the LED shows (a piece lifted and put back within one burst sends nothing).
+                # the LED shows (a piece lifted and put back within one burst sends nothing). Sent in
+                # the order of those last commands: targets overlap ("all" and a pixel of it).
                 last: dict[tuple, Led] = {}
                 for led in held or ():
-                    last[(led.table, led.board, led.target)] = led
+                    key = (led.table, led.board, led.target)
+                    last.pop(key, None)
+                    last[key] = led
                 sent = self.counters["led-sent"]
                 for led in last.values():
                     self._deliver(led)
@@ -398,7 +400,7 @@ class Bridge:
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
             transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
-                               "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
+                               "paused": t.paused(), "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
                                "rejected": list(self.rejected.get(name, ()))})
         return {
             "tasks": self.supervisor.health(),
@@ -419,14 +421,14 @@ class Bridge:
     def link_of(self, table: str) -> dict:
         """How many of the table's boards are online (every page shows it beside "live")."""
         if table not in self._links:
-            self._links[table] = link_summary(self.board_health(), table)
+            self._links[table] = self.watch.links({table: self.tmaps[table]}, self.transports)[table]
         return self._links[table]
 
     def _watch_links(self) -> None:
         """A board going offline or coming back changes no game: tell the pages all the same."""
-        report = self.board_health()
+        links = self.watch.links(self.tmaps, self.transports)
         for table, s in self.sessions.items():
-            now = link_summary(report, table)
+            now = links[table]
             if self._links.get(table) != now:  # (the transport notes which board went offline)
                 self._links[table] = now
                 s._changed()

@@ -11,7 +11,7 @@ Every entity is available only while the bridge is (its last will: retained onli
 Topics the bridge publishes for them:
     battlement/bridge/<bridge id>   retained online / offline (the last will)
     battlement/<table>/game         retained JSON: {"state", "winner", "game", "title", "paused", "attributes"}
-    battlement/<table>/event        JSON: {"event_type", "input", "text", ...the input's fields}, not retained
+    battlement/<table>/event        JSON: {"event_type", "input", "text", ...the input's fields}, not retained, QoS 0
 
 Only what the public scoreboard gets is published (session.public(): the rules' public view) and the
 sensed inputs, which everyone at the table saw happen: no side's secret reaches these topics.
@@ -73,8 +73,11 @@ def event_topic(table: str) -> str:
     return "battlement/%s/event" % table
 
 
+_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # one for all: json.dumps makes one a call
+
+
 def _dumps(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+    return _JSON.encode(obj).encode()
 
 
 def table_device(tmap: TableMap) -> dict:
@@ -186,8 +189,8 @@ class Publisher:
             self._inputs[table] = (s.game_id, len(s.match.inputs))
             s.listeners.append(self._changed)
 
-    def _publish(self, topic: str, payload: bytes, retain: bool, counter: str) -> None:
-        if self.transport.publish_raw(topic, payload, qos=1, retain=retain):
+    def _publish(self, topic: str, payload: bytes, retain: bool, counter: str, qos: int = 1) -> None:
+        if self.transport.publish_raw(topic, payload, qos=qos, retain=retain):
             self.counters[counter] += 1
         else:
             self.counters["unsent"] += 1  # QoS 1: kept and sent on reconnect; counted so an operator sees it
@@ -220,7 +223,9 @@ class Publisher:
             for inp in inputs[seen:]:
                 payload = event_payload(inp, session.adapter.describe(inp, None))
                 if payload is not None:
-                    self._publish(event_topic(table), payload, False, "events-sent")
+                    # QoS 0: a hit is news for a moment, not worth a place in the QoS 1 queue that the
+                    # boards' commands wait in (100 tables' events would fill it), nor worth showing late
+                    self._publish(event_topic(table), payload, False, "events-sent", qos=0)
         self._inputs[table] = (session.game_id, len(inputs))
         self._dirty.add(table)
         if self._due is None:

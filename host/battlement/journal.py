@@ -46,7 +46,7 @@ EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
 INPUT_COLS = "game_id, n, source, input, status, at"
 _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per json.dumps(sort_keys=True) call
 SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
-VERSION = 1  # the schema this code writes (PRAGMA user_version)
+VERSION = 2  # the schema this code writes (PRAGMA user_version)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -84,6 +84,8 @@ CREATE TABLE IF NOT EXISTS events (
     outcome TEXT,                 -- input n, ignored, unmapped, illegal: reason
     at REAL NOT NULL
 );
+-- the host page's open questions about breaks a board could not time (few rows: found at start without a scan)
+CREATE INDEX IF NOT EXISTS events_asked ON events (tbl) WHERE outcome = 'asked';
 CREATE TABLE IF NOT EXISTS progress (
     tbl TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -102,8 +104,15 @@ def _strong_codes(db: sqlite3.Connection) -> None:
             db.execute("UPDATE games SET codes=? WHERE id=?", (json.dumps(new, sort_keys=True), gid))
 
 
+def _blind_answers(db: sqlite3.Connection) -> None:
+    """v1 -> v2: answers to blind questions are journalled from now on; one asked before may have been
+    answered "no" without a trace, and a restart must not ask it again."""
+    db.execute("UPDATE events SET outcome='asked (an answer was not journalled then)' WHERE outcome='asked' "
+               "AND kind='blind'")
+
+
 # version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
-MIGRATIONS = {1: _strong_codes}
+MIGRATIONS = {1: _strong_codes, 2: _blind_answers}
 
 
 def _create_private(path: str) -> None:
@@ -450,6 +459,31 @@ class Journal:
                 (rows,)):
             out.setdefault((tbl, board, boot), set()).add(seq)
         return out
+
+    def open_questions(self, table: str, game_id: int, keep: int) -> list[tuple]:
+        """The last `keep` blind breaks asked on the host page since game `game_id` began and not
+        answered, oldest first: (board, boot, seq, sensor, value, object). A "yes" is answered by the
+        ball's own event (same board, boot and seq), journalled in one commit with its input: a crash
+        before the question is marked answered still asks nothing twice."""
+        self._flush()
+        asked = self.db.execute(
+            "SELECT id, board, boot, seq, sensor, value, object FROM events WHERE tbl=? AND outcome = 'asked' "
+            "AND kind='blind' AND at >= (SELECT started FROM games WHERE id=?) ORDER BY id DESC LIMIT ?",
+            (table, game_id, keep)).fetchall()[::-1]
+        if not asked:
+            return []
+        # one pass over what came after the oldest of them (not one per question)
+        seqs = sorted({row[3] for row in asked})
+        balls = set(self.db.execute(
+            "SELECT board, boot, seq FROM events WHERE id > ? AND tbl=? AND kind<>'blind' AND seq IN (%s)"
+            % ",".join("?" * len(seqs)), (asked[0][0], table, *seqs)))
+        return [row[1:] for row in asked if row[1:4] not in balls]
+
+    def close_question(self, table: str, board: str, boot: int, seq: int, outcome: str) -> None:
+        """A blind break's question is settled (answered, or given up): it is not asked again."""
+        self._flush()
+        self.db.execute("UPDATE events SET outcome=? WHERE tbl=? AND board=? AND boot=? AND seq=? AND kind='blind' "
+                        "AND outcome='asked'", (outcome, table, board, boot, seq))
 
     # --- progress (padlocks) ----------------------------------------------------------
 

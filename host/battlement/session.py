@@ -69,10 +69,11 @@ class Session:
         self.notices: list[dict] = []  # public: what happened, what was refused
         self.private: dict[str, list[str]] = {}  # side -> private announcements
         self.prompts: list[dict] = []  # prompts of the last input
-        # Breaks a board could not time (it was collecting memory): asked on the host page only.
+        # Breaks a board could not time (it was collecting memory): asked on the host page only, until
+        # answered (rebuilt from the journal on a restart). A question's id names its event, so it
+        # stays the same across restarts and a page open meanwhile answers the right one.
         self.blind: list[dict] = []
-        self._blind_events: dict[int, Event] = {}
-        self._blind_id = 0
+        self._blind_events: dict[str, Event] = {}
         self.paused = False
         self.paused_sensed: dict | None = None  # while paused: {"count": changes not played, "object": the last}
         self.throw_timeout = throw_timeout
@@ -113,6 +114,8 @@ class Session:
         self._note("Resumed the game of %s after %d inputs." % (self.match.game.TITLE, len(self.match.inputs)))
         self.adapter.reset()
         self.previous = self.journal.previous_game(self.table, self.game_id)
+        for board, boot, seq, sensor, ms, obj in self.journal.open_questions(self.table, self.game_id, KEEP_BLIND):
+            self._question(Event(self.table, board, boot, seq, sensor, BLIND, ms, 0, 0), obj)
         self._relight()
         return True
 
@@ -128,7 +131,7 @@ class Session:
         self._set_aside()
         self.journal.reopen(prev["id"])
         self.notices, self.private, self.prompts, self.between = [], {}, [], None
-        self.blind, self._blind_events = [], {}  # a question about another game's break means nothing now
+        self._drop_blind("another game was taken up")  # a question about another game's break means nothing now
         if not self.resume():
             return {"ok": False, "message": "the previous game could not be replayed"}
         self._changed()
@@ -169,7 +172,7 @@ class Session:
         self.codes = {s: new_code() for s in sides_of(match)}
         self.game_id = self.journal.new_game(self.table, game, match.options, match.seed, self.codes)
         self.notices, self.private, self.prompts, self.between = [], {}, [], None
-        self.blind, self._blind_events = [], {}  # a question about another game's break means nothing now
+        self._drop_blind("a new game began")  # a question about another game's break means nothing now
         self.previous = self.journal.previous_game(self.table, self.game_id)
         self.adapter.reset()
         self._note("New game of %s." % mod.TITLE)
@@ -252,35 +255,55 @@ class Session:
     def _ask_blind(self, ev: Event, obj: str, note: str) -> dict:
         """A beam's break its board could not time: never a ball by itself; the host page asks a person
         (the only one who saw it), and only the host page: a question about a sensor is not the players'."""
-        self.journal.write_event(self.table, ev, obj, "asked")
-        self._blind_id += 1
-        qid = self._blind_id
+        self.journal.write_event(self.table, ev, obj, "asked")  # open until close_question()
+        self._question(ev, obj)
+        while len(self.blind) > KEEP_BLIND:
+            gone = self.blind.pop(0)
+            self._close_blind(self._blind_events.pop(gone["id"]), "unanswered: more than %d questions open"
+                              % KEEP_BLIND)
+            self.counters["blind-unanswered"] = self.counters.get("blind-unanswered", 0) + 1
+        self._changed()
+        return {"ok": True, "message": "asked: " + note}
+
+    def _question(self, ev: Event, obj: str) -> None:
+        """Put the question about a blind break to the host page (asked now, or still open at a restart)."""
+        qid = "%s-%x-%d" % (ev.board, ev.boot, ev.seq)  # the event's own name: a board's seq is once per boot
+        if qid in self._blind_events:
+            return
         text = "%s (%s, %s): the board was collecting memory for %d ms and a break there could not be timed. " \
                "Was it a ball?" % (ev.sensor, self.match.game.TITLE, obj, ev.value)
         self.blind.append({"id": qid, "object": obj, "board": ev.board, "sensor": ev.sensor, "ms": ev.value,
                            "ask": text})
         self._blind_events[qid] = ev
-        while len(self.blind) > KEEP_BLIND:
-            gone = self.blind.pop(0)
-            self._blind_events.pop(gone["id"], None)
-            self.counters["blind-unanswered"] = self.counters.get("blind-unanswered", 0) + 1
-        self._changed()
-        return {"ok": True, "message": "asked: " + note}
+
+    def _close_blind(self, ev: Event, outcome: str) -> None:
+        self.journal.close_question(self.table, ev.board, ev.boot, ev.seq, outcome)
+
+    def _drop_blind(self, why: str) -> None:
+        """The open questions go unanswered (another game now): never asked again, after a restart neither."""
+        for ev in self._blind_events.values():
+            self._close_blind(ev, "unanswered: " + why)
+        self.blind, self._blind_events = [], {}
 
     def answer_blind(self, qid, ball: bool, source: str = "host page") -> dict:
         """The host's answer to a blind question: yes plays exactly what the sensor's ball would have
-        (the adapter's own sense path, journalled, undoable); no dismisses it."""
-        ev = self._blind_events.pop(qid, None) if isinstance(qid, int) else None
+        (the adapter's own sense path, journalled, undoable); no dismisses it. Either is journalled, so
+        a restart asks again only what no one answered."""
+        ev = self._blind_events.pop(qid, None) if isinstance(qid, str) else None
         if ev is None:
             return {"ok": False, "message": "no open question %r about an untimed break (answered already?)" % (qid,)}
         self.blind = [q for q in self.blind if q["id"] != qid]
         key = "blind-yes" if ball else "blind-no"
         self.counters[key] = self.counters.get(key, 0) + 1
         if not ball:
+            self._close_blind(ev, "answered: no ball")
             self._changed()
             return {"ok": True, "message": ""}
         ball_ev = Event(ev.table, ev.board, ev.boot, ev.seq, ev.sensor, "beam", 1, ev.t_us, ev.width_us)
+        # The ball's event and input are one commit, and that event alone settles the question on a
+        # restart (Journal.open_questions); the mark after it says so in words.
         reply = self.sensed(ball_ev, source="%s (a ball on %s, untimed)" % (source, ev.sensor))
+        self._close_blind(ev, "answered: a ball")
         self._changed()
         return reply
 

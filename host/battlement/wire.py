@@ -139,6 +139,23 @@ def _event_value(kind, v):
         raise WireError(R_RANGE, "value %d is outside %s for a %s event" % (v, "1..%d" % BLIND_MS if kind == BLIND else "0..1", kind[:20]))
 
 
+_KNOWN = {}  # type: dict  # token -> 2 checked as an id, 1 as a safe token: a host's ids and a board's recur every frame
+_KNOWN_MAX = 256  # then forgotten and checked again (a board keeps it small)
+
+
+def _token(tok, kind, fs):
+    """Check a string field (an id for 'n', a safe token for 's') once; remembered after that."""
+    need = 2 if kind == "n" else 1
+    b = tok.encode()
+    if kind == "n" and not is_id(b):
+        raise WireError(R_ID, "%s %r is not 1-%d of a-z, 0-9, '-'" % (fs[0], tok[:40], ID_MAX))
+    if not _safe(b):
+        raise WireError(R_FIELDS, "unsafe token %r" % tok)
+    if len(_KNOWN) >= _KNOWN_MAX:
+        _KNOWN.clear()
+    _KNOWN[tok] = max(need, 2 if is_id(b) else 1)
+
+
 def encode(typ, fields):
     """Encode one frame. fields follow SPEC[typ]; returns bytes ending in b'\\n'.
 
@@ -151,15 +168,13 @@ def encode(typ, fields):
     for f, fs in zip(fields, spec):
         kind = fs[1]
         if kind == "s" or kind == "n":
-            tok = str(f)
-            b = tok.encode()
-            if kind == "n" and not is_id(b):
-                raise WireError(R_ID, "%s %r is not 1-%d of a-z, 0-9, '-'" % (fs[0], tok[:40], ID_MAX))
-            if not _safe(b):
-                raise WireError(R_FIELDS, "unsafe token %r" % tok)
+            tok = f if type(f) is str else str(f)
+            if _KNOWN.get(tok, 0) < (2 if kind == "n" else 1):
+                _token(tok, kind, fs)
             parts.append(tok)
         else:
-            _in_range(f, fs)
+            if type(f) is not int or f < fs[2] or f > fs[3]:  # type: ignore[operator]  # SPEC mixes str and int
+                _in_range(f, fs)
             parts.append(("%x" if kind == "x" else "%d") % f)
     if typ == "event":
         _event_value(str(fields[4]), fields[5])

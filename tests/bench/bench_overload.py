@@ -16,8 +16,7 @@ import time
 
 import benchutil  # noqa: F401 -- puts tests/ and host/ on the path
 from bridge.conftest import BridgeProcess
-from support.overload import Boards, Pager, drain, journal_books, phase, report, table_files
-from support.procs import Broker
+from support.overload import Boards, Pager, drain, journal_books, phase, report, table_broker, table_files
 
 TABLES = int(os.environ.get("BENCH_OVERLOAD_TABLES", "20"))
 SECONDS = float(os.environ.get("BENCH_OVERLOAD_SECONDS", "8"))
@@ -26,7 +25,7 @@ SECONDS = float(os.environ.get("BENCH_OVERLOAD_SECONDS", "8"))
 def run(tables=TABLES, seconds=SECONDS, factors=(1, 2, 4), say=print):
     """Returns (capacity, {factor: phase result}, books)."""
     with tempfile.TemporaryDirectory() as tmp:
-        broker = Broker(os.path.join(tmp, "mosquitto"), nodelay=True).start()
+        broker = table_broker(os.path.join(tmp, "mosquitto"))
         files = table_files(tmp, tables, prefix="bench")
         args = []
         for _tid, f in files:

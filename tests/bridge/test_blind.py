@@ -8,13 +8,19 @@ undoable); a "no" plays nothing.
 
 import asyncio
 import json
+import sqlite3
+import threading
 
 from battlement import wire
 from battlement.bridge import Bridge
-from battlement.messages import from_frame
+from battlement.journal import Journal
+from battlement.messages import Event, from_frame
+from battlement.session import KEEP_BLIND, Session
 from battlement.tables import for_game
+from support.board import SerialBoard
+from support.procs import PtyPair
 
-from .conftest import until
+from .conftest import Ws, until
 
 
 def _blind_cup(s):
@@ -87,3 +93,163 @@ def test_the_strict_decoder_takes_blind_for_a_beam_only():
             assert e.reason == wire.R_RANGE and "value" in str(e)
         else:
             raise AssertionError("%s %d accepted" % (kind, value))
+
+
+def _questions(path):
+    """What the journal holds about blind breaks: (seq, outcome) in the order they came."""
+    db = sqlite3.connect(path, timeout=10)
+    try:
+        return db.execute("SELECT seq, kind, outcome FROM events WHERE board='plingpong-1' ORDER BY id").fetchall()
+    finally:
+        db.close()
+
+
+def _balls_from_the_host(path):
+    db = sqlite3.connect(path, timeout=10)
+    try:
+        return db.execute("SELECT COUNT(*) FROM inputs WHERE source LIKE 'host page (a ball on %' "
+                          "AND status IN ('ok', 'pending')").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_an_open_question_survives_a_kill_9_and_is_answered_once_answered_ones_never_come_back(
+        bridge_process, tmp_path):
+    """A real `battlement run`, a board on a real pty. Three breaks it could not time: one answered yes,
+    one no, one left open; the bridge is killed (kill -9) and started again on the same journal. The
+    host sees the open one again (the same question, the same id), never the two answered ones, and
+    its "yes" after the restart plays one ball, once; a second "yes" plays nothing."""
+    pair = PtyPair(tmp_path / "pty").start()
+    journal = str(tmp_path / "j.sqlite")
+    b = bridge_process("--game", "plingpong", "--serial", pair.a, journal=journal)
+    board = SerialBoard(pair.b, board="plingpong-1", sensors={"cup-green-1": "beam"}).open()
+    stop = threading.Event()
+
+    def answer_the_bridge():  # evacks trim its outbox; a ping gets hello and the outbox again
+        while not stop.is_set():
+            board.pump(0.05)
+
+    pumper = threading.Thread(target=answer_the_bridge, daemon=True)
+    pumper.start()
+    host = None
+    try:
+        board.hello()
+        host = Ws(b.url, role="host", code=b.host_code)
+        for _ in range(3):
+            board.event(sensor="cup-green-1", kind="blind", value=30, width_us=31000)
+        st = host.state(lambda s: len(s.get("blind") or []) == 3, timeout=30)
+        yes, no, still = st["blind"]
+        assert host.act(action="blind", id=yes["id"], ball=True)["ok"]
+        assert host.act(action="blind", id=no["id"], ball=False)["ok"]
+        st = host.state(lambda s: [q["id"] for q in s["blind"]] == [still["id"]], timeout=30)
+        assert _balls_from_the_host(journal) == 1
+        host.close()
+        host = None
+
+        b.kill9()
+        b.start(port=b.port)  # the same journal, the same port
+
+        host = Ws(b.url, role="host", code=b.host_code)
+        st = host.state(timeout=30)  # the first state a page gets: rebuilt before the bridge was ready
+        assert st["blind"] == [still], "after the restart the host sees %s" % st["blind"]
+        assert "collecting memory for 30 ms" in st["blind"][0]["ask"]
+        assert _balls_from_the_host(journal) == 1  # the restart replayed the first yes, played nothing more
+
+        reply = host.act(action="blind", id=still["id"], ball=True)
+        assert reply["ok"], reply
+        host.state(lambda s: s["blind"] == [], timeout=30)
+        assert _balls_from_the_host(journal) == 2  # exactly one ball for the answer after the restart
+        again = host.act(action="blind", id=still["id"], ball=True)
+        assert not again["ok"] and "answered already" in again["message"]
+        assert _balls_from_the_host(journal) == 2
+        host.close()
+        host = None
+
+        # A clean stop and start: every question answered, none comes back.
+        b.stop()
+        b.start(port=b.port)
+        host = Ws(b.url, role="host", code=b.host_code)
+        st = host.state(timeout=30)
+        assert st["blind"] == []
+        assert _balls_from_the_host(journal) == 2
+    finally:
+        stop.set()
+        pumper.join(2)
+        if host is not None:
+            host.close()
+        board.close()
+        pair.close()
+
+
+def test_a_crash_between_the_balls_commit_and_the_mark_asks_nothing_twice_and_a_new_game_drops_the_rest(tmp_path):
+    """The ball a "yes" plays and its event are one commit; the question is marked answered just after.
+    Killed in between, the journal still says it was answered (by the ball's own event). Questions of a
+    game a new one replaced are not asked again after a restart, and neither is one pushed out by more
+    than KEEP_BLIND open questions."""
+    path = str(tmp_path / "j.sqlite")
+    tmap = for_game("plingpong")
+    cup = tmap.objects["green.1"]
+
+    def blind(seq):
+        return Event(None, cup.board, 0xB007, seq, cup.sensor, "blind", 30, 1000, 31000)
+
+    j = Journal(path, checkpoint_thread=False)
+    s = Session(tmap, j)
+    for seq in (1, 2, 3):
+        s.sensed(blind(seq))
+    first, second, third = (q["id"] for q in s.blind)
+    inputs = len(s.match.inputs)
+    close = j.close_question
+    j.close_question = lambda *a: None  # the process dies right after the ball's commit
+    assert s.answer_blind(first, True)["ok"]
+    j.close_question = close
+    assert s.answer_blind(second, False)["ok"]
+    j.close()
+
+    j = Journal(path, checkpoint_thread=False)
+    s = Session(tmap, j)
+    assert [q["id"] for q in s.blind] == [third]
+    assert len(s.match.inputs) == inputs + 1  # the one ball, replayed; its question not asked again
+    for seq in range(4, 5 + KEEP_BLIND):  # KEEP_BLIND + 1 more: the oldest (third) is pushed out
+        s.sensed(blind(seq))
+    assert len(s.blind) == KEEP_BLIND and third not in [q["id"] for q in s.blind]
+    kept = [q["id"] for q in s.blind]
+    j.close()
+
+    j = Journal(path, checkpoint_thread=False)
+    s = Session(tmap, j)
+    assert [q["id"] for q in s.blind] == kept
+    s.new_game()
+    assert s.blind == []
+    j.close()
+
+    j = Journal(path, checkpoint_thread=False)
+    s = Session(tmap, j)
+    assert s.blind == []  # another game's breaks mean nothing now, after a restart neither
+    j.close()
+
+
+def test_a_question_asked_before_answers_were_journalled_is_not_asked_again(tmp_path):
+    """A journal of schema 1 kept no answers: a question it shows as asked may have been answered "no",
+    so opening it (migrated to schema 2) asks nothing again; what comes after is asked as ever."""
+    path = str(tmp_path / "j.sqlite")
+    tmap = for_game("plingpong")
+    cup = tmap.objects["green.1"]
+    j = Journal(path, checkpoint_thread=False)
+    s = Session(tmap, j)
+    s.sensed(Event(None, cup.board, 0xB007, 1, cup.sensor, "blind", 30, 1000, 31000))
+    assert len(s.blind) == 1
+    j.close()
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=1")
+    db.close()
+
+    j = Journal(path, checkpoint_thread=False)
+    assert j.db.execute("PRAGMA user_version").fetchone()[0] == 2
+    s = Session(tmap, j)
+    assert s.blind == []
+    s.sensed(Event(None, cup.board, 0xB007, 2, cup.sensor, "blind", 30, 1000, 31000))
+    j.close()
+    j = Journal(path, checkpoint_thread=False)
+    assert [q["id"] for q in Session(tmap, j).blind] == ["%s-b007-2" % cup.board]
+    j.close()

@@ -1,34 +1,38 @@
 """Overload at twice the capacity measured in the same run, with firmware-like boards (outbox 128,
-resend after 1 s without progress) on a real Mosquitto against a real `battlement run`: the bridge
-degrades instead of collapsing (goodput at least 60% of the capacity measured in the same run), the
-page answers under the overload about as fast as under a full load, nothing is doubled, and nothing is
-lost that a board did not drop from its own full outbox (whose `dropped` is then on the host page).
-What the full bridge queue refused is counted on the host page, and was not acknowledged.
-Speeds are the benchmark's business (tests/bench/bench_overload.py); this asserts what users notice,
-each figure as a ratio to one measured in the same run."""
+resend after 1 s without progress) on a real Mosquitto (its default queue per client, as a table's
+broker has it) against a real `battlement run`: the bridge degrades instead of collapsing (goodput at
+least 60% of the capacity measured in the same run and 80% of its events a CPU-second; see the test),
+the page answers within 250 ms at p99, nothing is doubled, and nothing is lost that a board did not
+drop from its own full outbox (whose `dropped` is then on the host page). Flow control holds the
+overload back where it is cheap: the intake stops reading (counted `paused` on the host page) and
+parses no frame only to refuse it (`queue-full` stays 0). Speeds are the benchmark's business
+(tests/bench/bench_overload.py); this asserts what users notice, each figure as a ratio to one
+measured in the same run, and the issue's page bound."""
 
 import asyncio
+import threading
 import time
 
 from battlement import wire
 from battlement.messages import Event, Hello, up_frame
 from battlement.transport import base
-from support.overload import drain, events_handled, journal_books, phase, report, start
+from support.overload import drain, events_handled, journal_books, phase, report, start, table_broker
 
 TABLES = 10
 
 
-def test_twice_the_capacity_degrades_and_drains_with_nothing_lost(bridge_process, mosquitto, tmp_path):
-    b, boards, pager = start(bridge_process, mosquitto, tmp_path, TABLES, "ov")
+def test_twice_the_capacity_degrades_and_drains_with_nothing_lost(bridge_process, tmp_path):
+    broker = table_broker(tmp_path / "mosquitto")
+    b, boards, pager = start(bridge_process, broker, tmp_path, TABLES, "ov")
     try:
         boards.warm_up()
         # Capacity and 2x taken in turn, twice, so a change in what else this machine runs weighs on both.
         caps, overs = [], []
         for _ in range(2):
             caps.append(phase(b, boards, pager, 3.0, closed_loop=True))
-            drain(b, boards, pager, 5)
+            drain(b, boards, pager, 10)
             overs.append(phase(b, boards, pager, 3.0, rate=2 * caps[-1]["goodput"]))
-            took = drain(b, boards, pager, 10)
+            took = drain(b, boards, pager, 20)
         cap, over = merged(caps), merged(overs)
         capacity = cap["goodput"]
         print("\n%s; %s" % (report("capacity", cap, capacity), report("2x capacity", over, capacity)))
@@ -46,17 +50,26 @@ def test_twice_the_capacity_degrades_and_drains_with_nothing_lost(bridge_process
         if t["dropped"]:  # and then the host page says so, per board
             assert sum(x["dropped"] for x in h["boards"]) > 0
         assert took is not None, "the backlog did not drain once the load fell"
-        # Degraded, not collapsed (before the bounded queue: 26% at 2x, and the backlog never drained). The
-        # issue's 90% is not reached yet: about 65-76% on this machine, see docs/bridge.md, "Overload".
+        # Degraded, not collapsed (before flow control: 80% at 2x in bench_overload with the bridge idle half the
+        # time, 37% against a broker queue of 100,000; 26% before any bound). The issue's 90% holds when the
+        # bridge gets its CPU (bench_overload: 102-128%), but here the boards and the broker, which work twice
+        # as hard at 2x, take it on the same two cores: in the loaded parallel suite 69-86% was seen, so this
+        # guards against a collapse, not for the 90%. What the bridge makes of the CPU it gets stays close to
+        # what it made of it at full load (90-120% of it seen; the gaps of the boards' drops cost a little).
         assert over["goodput"] >= 0.6 * capacity, "collapsed: %.0f/s at 2x of %.0f/s" % (over["goodput"], capacity)
+        assert over["per_cpu"] >= 0.8 * cap["per_cpu"], "less done per CPU-second under overload"
         assert over["failed"] == 0 and over["answered"] > 0  # the page answered every time...
-        # ...and not much slower than under a full load (before: p99 6-8 times that under the overload)
-        assert over["p99"] <= 4 * cap["p99"], "the page slowed under overload"
-        assert intake.get("queue-full", 0) > 0  # what the bounded queue refused is on the host page
+        # ...within the issue's 250 ms at p99, unless this machine was so loaded that the page's p99 at full
+        # load was past 125 ms already (in the parallel suite 241 ms was seen): then within twice that
+        limit = max(0.25, 2 * cap["p99"])
+        assert over["p99"] < limit, "the page's p99 was %.0f ms under overload" % (over["p99"] * 1000)
+        # Held back by not reading (on the host page), never parsed only to be refused.
+        assert intake.get("paused", 0) > 0 and intake.get("queue-full", 0) == 0
         assert all(x["restarts"] == 0 for x in h["tasks"])
     finally:
         pager.close()
         boards.close()
+        broker.close()
 
 
 def merged(phases):
@@ -69,11 +82,12 @@ def merged(phases):
 
 
 class _Link(base.Transport):
-    """The protocol layer alone, its frames to the boards kept."""
+    """The protocol layer alone, its frames to the boards kept, its reading switched as flow control says."""
 
     def __init__(self):
         super().__init__()
         self.sent = []
+        self.reading = []  # False/True each time flow control stops or starts reading
 
     def _link_for(self, board, table):
         return table
@@ -81,11 +95,21 @@ class _Link(base.Transport):
     def _write(self, link, board, frame):
         self.sent.append(wire.decode(frame))
 
+    def _stop_reading(self):
+        self.reading.append(False)
 
-def test_a_full_queue_takes_no_event_and_acknowledges_nothing_it_did_not_take(monkeypatch):
-    """The bridge's queue is bounded: past QUEUE_MAX events the intake refuses the next (counted
-    `queue-full`), none of them is acknowledged, and the board's resend brings them in once there is room."""
-    monkeypatch.setattr(base, "QUEUE_MAX", 5)
+    def _start_reading(self):
+        self.reading.append(True)
+
+
+def test_flow_control_stops_reading_at_the_high_mark_and_reads_again_below_the_low(monkeypatch):
+    """Past QUEUE_HIGH waiting events the intake stops reading its links and starts again once at most
+    QUEUE_LOW wait; what was already read on the way in is still taken (nothing parsed only to be
+    refused), up to the hard bound QUEUE_MAX, past which an event is refused (`queue-full`) and not
+    acknowledged, and the board's resend brings it in once there is room."""
+    monkeypatch.setattr(base, "QUEUE_HIGH", 4)
+    monkeypatch.setattr(base, "QUEUE_LOW", 1)
+    monkeypatch.setattr(base, "QUEUE_MAX", 6)
 
     async def main():
         t = _Link()
@@ -93,22 +117,26 @@ def test_a_full_queue_takes_no_event_and_acknowledges_nothing_it_did_not_take(mo
         await t.start()
         t._handle_line(up_frame(Hello("t", "b1", 7, "fw", wire.VERSION, "p", {"s": "beam"})), "t", "t", "b1")
         frames = [up_frame(Event("t", "b1", 7, n, "s", "beam", 1, n, 10)) for n in range(1, 9)]
-        for f in frames:
+        for f in frames[:4]:
             t._handle_line(f, "t", "t", "b1")
-        assert t.counters["queue-full"] == 3
+        assert t.reading == [False] and t.paused() and t.counters["paused"] == 1
+        for f in frames[4:]:  # already read when reading stopped
+            t._handle_line(f, "t", "t", "b1")
+        assert t.counters.get("queue-full") == 2  # 7 and 8: past the hard bound
         got = []
         while (m := t.get_nowait()) is not None:
             got.append(m)
+        assert t.reading == [False, True] and not t.paused()  # below the low mark: reading again
         t.committed()
         t._flush_evacks()
-        assert [m.seq for m in got if isinstance(m, Event)] == [1, 2, 3, 4, 5]
-        assert [f[1][2] for f in t.sent if f[0] == "evack"] == [5]  # not a seq it refused
-        for f in frames[5:]:  # the board's outbox again
+        assert [m.seq for m in got if isinstance(m, Event)] == [1, 2, 3, 4, 5, 6]
+        assert [f[1][2] for f in t.sent if f[0] == "evack"] == [6]  # not a seq it refused
+        for f in frames[6:]:  # the board's outbox again
             t._handle_line(f, "t", "t", "b1")
         got = [m.seq for m in iter(t.get_nowait, None)]
         t.committed()
         t._flush_evacks()
-        assert got == [6, 7, 8] and t.sent[-1][1][2] == 8
+        assert got == [7, 8] and t.sent[-1][1][2] == 8
         await t.stop()
 
     asyncio.run(main())
@@ -148,3 +176,108 @@ def test_a_hole_the_board_dropped_is_let_go_when_it_resends_past_it():
         await t.stop()
 
     asyncio.run(main())
+
+
+def test_serial_flow_control_a_sender_that_never_resends_loses_nothing_and_the_queue_stays_bounded(pty_pair):
+    """Serial, as the bridge runs it (flow control on), against a sender that writes valid events among
+    noise as fast as the pty takes them and never resends (the soak's fuzzer): the bridge, slower
+    than the sender, stops reading the port while it is behind, so the queue stays bounded (before:
+    unbounded, a million-frame soak grew 266 MB) and every valid event comes in exactly once (a queue
+    that refused at the door lost the ones this sender never sends again)."""
+    from battlement.transport.serialport import SerialTransport
+
+    n = 30_000
+    boot = 0x77
+    hello = up_frame(Hello(None, "fz-1", boot, "fw", wire.VERSION, "p", {"s": "beam"}, acked=0))
+    noise = [b"garbage %d\n", b"event fz-1 77 %d s beam 1 5 5*00000000\n", b"\x00\xff%d\xfe\n"]
+
+    def frames():
+        yield hello
+        for seq in range(1, n + 1):
+            yield up_frame(Event(None, "fz-1", boot, seq, "s", "beam", 1, seq, 10))
+            if seq % 3 == 0:
+                yield noise[seq % len(noise)] % seq
+
+    def fuzzer():
+        with open(pty_pair.a, "wb", buffering=0) as f:
+            chunk = []
+            for fr in frames():
+                chunk.append(fr)
+                if len(chunk) >= 64:
+                    f.write(b"".join(chunk))  # blocks while the port is full: as fast as it takes
+                    chunk = []
+            f.write(b"".join(chunk))
+
+    async def main():
+        t = SerialTransport([pty_pair.b])
+        t.bounded = True  # as the bridge sets it
+        t.acknowledges = False  # nobody reads the other end's evacks here
+        await t.start()
+        writer = threading.Thread(target=fuzzer, daemon=True)
+        writer.start()
+        seqs, most = [], 0
+        deadline = time.monotonic() + 60
+        while len(seqs) < n and time.monotonic() < deadline:
+            try:
+                msg = await asyncio.wait_for(t.get(), 5)
+            except TimeoutError:
+                break
+            most = max(most, t.queued())
+            if isinstance(msg, Event):
+                seqs.append(msg.seq)
+                if len(seqs) % 20 == 0:
+                    await asyncio.sleep(0.0005)  # the consumer is the slower side
+        writer.join(10)
+        counters = dict(t.counters)
+        await t.stop()
+        return seqs, most, counters
+
+    seqs, most, counters = asyncio.run(main())
+    print("\nevents %d of %d, most queued %d, counters %s" % (len(seqs), n, most, counters))
+    assert sorted(seqs) == list(range(1, n + 1))  # every valid event, once
+    assert most <= base.QUEUE_MAX  # memory bounded
+    assert counters.get("paused", 0) > 0 and counters.get("queue-full", 0) == 0  # held back, never refused
+
+
+def test_a_board_whose_host_stops_reading_keeps_sensing():
+    """The real firmware under MicroPython on a pty whose host end is not read (a bridge's flow control,
+    or a stalled host): the port fills, and the board must not wait in its write, as rp2's and
+    ESP32-S3's TinyUSB writes do (up to 500 ms per 64 bytes): it keeps sensing (answers the
+    simulator's sync, which it reads between its sensing cycles), keeps what it could not write, and
+    sends the newest events once the host reads again. Before, its first write into the full port
+    blocked it, sensing and all, for as long as the host read nothing."""
+    import os
+    import select
+    import tty
+
+    from battlement.fwsim import FirmwareProcess
+
+    n = 3000  # about 150 KB of frames: well past what the pty holds
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    tty.setraw(master)
+    fw = FirmwareProcess("fc-1", "pico-w", {"cup-1": "beam"}, port=os.ttyname(slave), leds=4)
+    try:
+        fw.start()
+        for i in range(n):
+            fw.pulse("cup-1", 2000, gap_us=6000)
+            if i % 100 == 99:
+                fw.sync(timeout=10)  # raises if the board stopped sensing
+        buf, top, deadline = b"", 0, time.monotonic() + 20
+        while top < n and time.monotonic() < deadline:  # the host reads again
+            if select.select([master], [], [], 0.2)[0]:
+                buf += os.read(master, 65536)
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    try:
+                        typ, f = wire.decode(line + b"\n")
+                    except wire.WireError:
+                        continue
+                    if typ == "event":
+                        top = max(top, f[2])
+        assert top == n, "the newest event (seq %d) did not come once the host read again: %d" % (n, top)
+    finally:
+        fw.stop()
+        os.close(master)
+        os.close(slave)
+    assert "Traceback" not in fw.log()

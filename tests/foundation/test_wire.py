@@ -53,6 +53,22 @@ def test_encode_refuses_what_the_wire_cannot_carry():
     assert e.value.reason == "length"
 
 
+def test_a_token_the_encoder_has_seen_is_still_refused_where_it_is_not_allowed():
+    """encode checks a string once and remembers it: as what it was checked, never more."""
+    encode("config", ("tower-1", 1, "Beam.min_us", "1500"))  # a safe token, not an id (capital, '.')
+    with pytest.raises(WireError) as e:
+        encode("led", ("tower-1", 2, "Beam.min_us", "solid", 0, 0))
+    assert e.value.reason == "id"
+    for n in range(wire._KNOWN_MAX + 5):  # past the memory's size: forgotten, checked again, still refused
+        encode("led", ("tower-1", 3, "cell-%d" % n, "solid", 0, 0))
+    with pytest.raises(WireError) as e:
+        encode("led", ("tower-1", 4, "no way", "solid", 0, 0))
+    assert e.value.reason == "id"
+    with pytest.raises(WireError) as e:
+        encode("ack", ("tower-1", True))  # a bool is no msgid, though Python counts it an int
+    assert e.value.reason == "range"
+
+
 def test_decode_names_the_reason():
     good = encode("ping", ("tower-1", 5))
     cases = {

@@ -7,7 +7,7 @@ unacknowledged is sent again after 1 s without progress; a heartbeat every secon
 `dropped` and the outbox length; a ping is answered as firmware/app.py does, with a hello whose
 `acked` is one less than the oldest seq in the outbox, then the whole outbox again. All boards
 publish through one MQTT connection (the broker does not care which client writes a board's topic),
-written as ready-made PUBLISH packets, one write per tick, and read commands through a paho client:
+at QoS 1 as the boards do, written as ready-made PUBLISH packets, one write per tick, and read commands through a paho client:
 so the load generator costs little next to the bridge it loads (paho's publish cost about as much
 CPU as the bridge's whole intake, on the same two cores).
 
@@ -34,9 +34,20 @@ import paho.mqtt.client as mqtt
 from battlement import tables, wire
 from battlement.messages import Beat, Hello, up_frame
 
+from support.procs import Broker
+
 OUTBOX = 128
 RESEND = 1.0
 BEAT_EVERY = 1.0
+
+
+def table_broker(workdir):
+    """A Mosquitto as a table has it: its default queue per client (max_queued_messages 1000; the
+    tests' brokers keep 100,000 for bursts), so what a bridge that stopped reading cannot take yet
+    waits there up to that and the rest is dropped, for the boards to resend."""
+    broker = Broker(workdir, nodelay=True)
+    broker.conf.write_text(broker.conf.read_text().replace("max_queued_messages 100000\n", ""))
+    return broker.start()
 
 
 def table_files(tmp, n, prefix="ov"):
@@ -216,8 +227,9 @@ class Boards:
 
 
 class _Publisher:
-    """An MQTT 3.1.1 client that only publishes at QoS 0 (no keepalive, so the broker sends it nothing
-    after CONNACK): a whole tick's frames in one write, each packet joined from ready-made parts."""
+    """An MQTT 3.1.1 client that only publishes, at QoS 1 as the boards do (no keepalive): a whole tick's
+    frames in one write, each packet joined from ready-made parts; the broker's PUBACKs are read and
+    let go by a thread of its own."""
 
     def __init__(self, host, port, client_id):
         self.sock = socket.create_connection((host, port), timeout=10)
@@ -233,19 +245,36 @@ class _Publisher:
             ack += got
         if ack[0] != 0x20 or ack[3] != 0:
             raise ConnectionError("broker refused: CONNACK %r" % ack)
+        self.sock.settimeout(None)
         self.lock = threading.Lock()  # the ping answers come from paho's thread
+        self.mid = 0
+        self._acks = threading.Thread(target=self._read_acks, daemon=True)
+        self._acks.start()
+
+    def _read_acks(self):
+        with contextlib.suppress(OSError):
+            while self.sock.recv(65536):
+                pass
 
     def send(self, frames):
         if not frames:
             return
-        data = b"".join(b"\x30" + _length(len(topic) + len(f)) + topic + f for topic, f in frames)
         with self.lock:
-            self.sock.sendall(data)
+            parts = []
+            mid = self.mid
+            for topic, f in frames:
+                mid = mid % 0xFFFF + 1
+                parts.append(b"\x32" + _length(len(topic) + 2 + len(f)) + topic + struct.pack("!H", mid) + f)
+            self.mid = mid
+            self.sock.sendall(b"".join(parts))
 
     def close(self):
         with contextlib.suppress(OSError):
             self.sock.sendall(b"\xe0\x00")  # DISCONNECT
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+        self._acks.join(5)
 
 
 def _length(n):

@@ -54,12 +54,17 @@ _CRC = re.compile(rb"\*([0-9a-f]{8})\r?\n?")
 EVACK_DELAY = 0.01  # seconds: acknowledgements are coalesced, at most one per board per 10 ms
 PING_EVERY = 0.5  # seconds: how often to ask an unknown board for its hello
 PENDING_MAX = 1000  # events held per board while waiting for its hello
-# The queue between intake and consumer is bounded, by count and by age: beyond it a board's event is
-# not taken (counted `queue-full`, not acknowledged: the board keeps it in its outbox and sends it
-# again). Without a bound an overloaded bridge read everything into memory, the events waited there
-# longer than a board's 1 s resend, and the resends fed the overload.
-QUEUE_MAX = 10000  # events waiting for the consumer...
-QUEUE_AGE = 1.0  # ...or the oldest waiting this long: past that a board has sent it again anyway
+# Flow control between intake and consumer (asyncio's high/low-water marks): once QUEUE_HIGH events
+# wait, or the oldest has waited QUEUE_AGE, the transport stops reading its links (MQTT socket, serial
+# ports) and reads again once at most QUEUE_LOW wait. Meanwhile the kernel, the broker's queue for us
+# and the serial line hold what the boards send, and a board resends after 1 s what got lost on the
+# way; nothing is parsed only to be refused. QUEUE_MAX is the hard bound on what was already read
+# when reading stopped (never reached when the transport can stop reading): past it an event is
+# refused at the door (`queue-full`, not acknowledged, so the board sends it again).
+QUEUE_HIGH = 2000  # events waiting: stop reading...
+QUEUE_AGE = 0.25  # ...or the oldest waiting this long (well within a board's 1 s resend)
+QUEUE_LOW = 250  # read again once at most this many wait
+QUEUE_MAX = 10000  # refuse at the door past this many (what was read before reading stopped)
 GAP_NOTE_EVERY = 1.0  # seconds: gaps of one board noted at most this often (all are counted)
 STUCK_PING = 1.0  # seconds: how often to ask a board resending past a hole where it stands
 
@@ -92,8 +97,9 @@ class Transport:
         self._waiter: asyncio.Future | None = None
         self._stuck_pinged: dict[tuple, float] = {}
         self._gaps: dict[tuple, tuple[int, float]] = {}  # key -> (seqs missing not yet noted, when last noted)
-        self.bounded = False  # True: the queue is bounded (QUEUE_MAX, QUEUE_AGE); for a consumer always taking
-        self._shedding = False  # bounded and past the bound: events are refused at the door
+        # True: flow control (QUEUE_HIGH, QUEUE_LOW, QUEUE_MAX), for a consumer that always takes (the bridge)
+        self.bounded = False
+        self._paused_at: float | None = None  # when reading stopped; None: reading
         # Signing (docs/protocol.md, "Signed frames"): with signed set, every frame from a board must carry
         # the MAC of its key, and every frame to it gets one. keys: (table, board) -> key (table None on serial).
         self.signed = False
@@ -147,30 +153,52 @@ class Transport:
                     self._taken[k] = at
             if type(msg) is Event:
                 self._events_queued -= 1
-            if self._shedding and not self._over():
-                self._shedding = False
+            if self._paused_at is not None and self._events_queued <= QUEUE_LOW:
+                self._resume()
             if msg is not None:
                 return msg
-        self._shedding = False
+        if self._paused_at is not None:
+            self._resume()
         return None
 
     def queued(self) -> int:
         """Messages accepted and waiting for the consumer."""
         return len(self._queue)
 
-    def _over(self) -> bool:
-        q = self._queue
-        return bool(q) and (self._events_queued >= QUEUE_MAX or time.monotonic() - q[0][2] > QUEUE_AGE)
+    def paused(self) -> bool:
+        """True while flow control keeps the links from being read."""
+        return self._paused_at is not None
 
     def _put(self, msg, ack) -> None:
+        now = time.monotonic()
         if type(msg) is Event:
             self._events_queued += 1
-        self._queue.append((msg, ack, time.monotonic()))
-        if self.bounded and not self._shedding and self._over():
-            self._shedding = True  # decided here and when the consumer takes, not on every frame refused
+        q = self._queue
+        q.append((msg, ack, now))
+        if self.bounded and self._paused_at is None and (
+                self._events_queued >= QUEUE_HIGH
+                or self._events_queued > QUEUE_LOW and now - q[0][2] > QUEUE_AGE):
+            self._pause(now)
         w = self._waiter
         if w is not None and not w.done():
             w.set_result(None)
+
+    def _pause(self, now: float) -> None:
+        self._paused_at = now
+        self._count("paused")
+        self._stop_reading()
+
+    def _resume(self) -> None:
+        if self._paused_at is not None:
+            self._count("paused-ms", int((time.monotonic() - self._paused_at) * 1000))
+        self._paused_at = None
+        self._start_reading()
+
+    def _stop_reading(self) -> None:
+        """Flow control: stop reading the links (each transport its own way)."""
+
+    def _start_reading(self) -> None:
+        """Flow control: read the links again."""
 
     def committed(self) -> None:
         """With acks_on_commit: every event taken so far is durable; acknowledge it to its board."""
@@ -246,9 +274,10 @@ class Transport:
 
     def _handle_line(self, line: bytes, link, table: str | None = None, board: str | None = None) -> None:
         """Decode and act on one frame from `link`; never raises. board: the id the link says it is (MQTT topic)."""
-        if self._shedding and line.startswith(b"event "):
-            # The consumer is behind: take no event now, before any work is spent on it. The board keeps
-            # it in its outbox (nothing is acknowledged that was not taken) and sends it again.
+        if self._events_queued >= QUEUE_MAX and self.bounded and line.startswith(b"event "):
+            # Far behind even though reading stopped (what was read before it did): take no event now,
+            # before any work is spent on it. The board keeps it in its outbox (nothing is acknowledged
+            # that was not taken) and sends it again.
             self.counters["queue-full"] = self.counters.get("queue-full", 0) + 1
             return
         if not line.strip(b"\r\n\t "):

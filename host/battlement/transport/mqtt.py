@@ -21,6 +21,7 @@ import collections
 import logging
 import os
 import re
+import socket
 import ssl
 import time
 import uuid
@@ -45,6 +46,18 @@ SESSION_EXPIRY = 120  # MQTT 5: seconds the broker keeps our session after the l
 COMMAND_EXPIRY = 10  # MQTT 5: seconds a command may wait at the broker before it is dropped as stale
 OUTBOX_MAX = 10_000  # QoS 1 messages waiting for a free packet id (the broker's receive maximum); oldest go first
 TOPICS_MATCHED = 1000  # topics remembered per extra subscription lookup
+# Bytes taken from the socket per read: gmqtt handles a whole read (asyncio's default, 256 KiB, about
+# 2,700 frames) in one turn of the loop before a page request gets its own; 16 KiB is about 2 ms.
+READ_SIZE = 16 * 1024
+# The socket's receive buffer: what the kernel holds for us once flow control stops reading. Linux grows
+# it up to tcp_rmem's maximum (often 32 MiB, half a minute of frames); fixed, what waits beyond it waits
+# in the broker's queue for us, where a board's resend can take its place.
+RECEIVE_BUFFER = 256 * 1024
+# MQTT 5: QoS 1 messages (the boards' events) the broker may have on their way to us unacknowledged;
+# while flow control holds the socket unread, the rest wait in the broker's queue for us (Mosquitto's
+# max_queued_messages) and what overflows it is dropped there, for the boards to resend: a backlog
+# of a fraction of a second, not whatever the kernel's buffers hold (gmqtt's default is 65,535).
+RECEIVE_MAXIMUM = 5000
 VERSIONS = {MQTTv50: "MQTT 5", MQTTv311: "MQTT 3.1.1"}
 # gmqtt logs every lost connection as a warning with a traceback; the transport says it in words
 # (links, notes). Its errors still show.
@@ -92,21 +105,44 @@ class Refused(Exception):
 
 
 class _Client(gmqtt.Client):
-    """gmqtt with three things left to the transport:
+    """gmqtt with what the transport needs at 100 tables left to it:
     - when to reconnect: the keeper's backoff and link states;
     - a QoS 1 message beyond the broker's receive maximum (Mosquitto's is 20): it waits in an
-      outbox, sent as acknowledgements come, instead of raising;
+      outbox, sent as acknowledgements come, instead of raising; a waiting one that a newer one
+      makes pointless (the same LED's command, a board's cumulative evack, a retained state on
+      the same topic) gives its place up to it (counted `superseded`);
     - what a broker that kept no session of ours will never acknowledge: gmqtt drops it but keeps
       its packet id (a few broker restarts would use them all up); here the id is freed and the
-      message goes again unless it is stale by then.
+      message goes again unless it is stale by then;
+    - the two packets of every message, built and read here (a PUBLISH out, a QoS 1 PUBLISH in and
+      its PUBACK): gmqtt's general path for them was a third of the bridge's MQTT time at 100 tables
+      (docs/bridge.md, "MQTT client"). Anything else (properties on what comes in, QoS 2, CONNECT,
+      SUBSCRIBE, the session's resend) stays gmqtt's.
     """
 
     def __init__(self, client_id: str, counters: dict[str, int], **kw):
         super().__init__(client_id, **kw)
         self.counters = counters
-        self.sent: dict[int, tuple] = {}  # packet id -> message, until the broker acknowledges it
+        self.sent: dict[int, list] = {}  # packet id -> message, until the broker acknowledges it
         self.outbox: collections.deque = collections.deque()  # messages waiting for a packet id
+        self._waiting: dict[tuple, list] = {}  # key -> the waiting message that holds it
+        self._dead = 0  # superseded messages still in the outbox (skipped when their turn comes)
+        self._headers: dict[str, bytes] = {}  # topic -> its length-prefixed UTF-8 (a PUBLISH's start)
         self.why: str | None = None  # why the last connection ended, if known
+        h = self._package_handler
+        self._gmqtt_publish_in = h._handle_publish_packet
+        h._handle_publish_packet = self._publish_in  # found before the class's (gmqtt looks it up by name)
+        self.reading = True  # False: flow control holds the socket unread (the broker queues for us)
+
+    def set_reading(self, on: bool) -> None:
+        """Flow control (transport.base, QUEUE_HIGH): stop or go on reading the broker's socket."""
+        self.reading = on
+        conn = self._connection
+        if conn is not None and not conn.is_closing():
+            if on:
+                conn._transport.resume_reading()
+            else:
+                conn._transport.pause_reading()
 
     async def reconnect(self, delay=False):  # called by gmqtt when a link drops: the keeper decides
         pass
@@ -126,45 +162,99 @@ class _Client(gmqtt.Client):
             closed(exc)
 
         proto.connection_lost = connection_lost
+        conn._transport.max_size = READ_SIZE  # a read at a time between the pages' turns
+        sock = conn._transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        if not self.reading:
+            conn._transport.pause_reading()
         conn._transport = proto._transport = _Gather(conn._transport, asyncio.get_running_loop())
         return conn
 
-    def send(self, topic: str, payload: bytes, qos: int, retain: bool, expiry: float | None) -> None:
-        """Publish now, or (QoS 1, no packet id free) as soon as the broker acknowledges an earlier one."""
-        msg = (topic, payload, qos, retain, None if expiry is None else time.monotonic() + expiry)
+    # --- out ---------------------------------------------------------------------------------
+
+    def send(self, topic: str, payload: bytes, qos: int, retain: bool, expiry: float | None, key=None) -> None:
+        """Publish now, or (QoS 1, no packet id free) as soon as the broker acknowledges an earlier one.
+        key: what a newer waiting message supersedes an older one by (COMMAND: read it off the frame)."""
+        msg = [topic, payload, qos, retain, None if expiry is None else time.monotonic() + expiry, key]
         # In order behind those already waiting; kept while the link is down (and sent after it is back).
         if qos and self.outbox or not self.is_connected or not self._try(msg):
             self._wait(msg)
 
-    def _wait(self, msg) -> None:
-        if len(self.outbox) >= OUTBOX_MAX:
-            self.outbox.popleft()
+    def _wait(self, msg: list) -> None:
+        key = msg[5]
+        if key is COMMAND:
+            key = msg[5] = _command_key(msg[0], msg[1])
+        if key is not None:
+            old = self._waiting.get(key)
+            if old is not None:  # its newer self goes at the end instead: order (and msgids) stay rising
+                old[1] = None
+                self._dead += 1
+                self.counters["superseded"] += 1
+            self._waiting[key] = msg
+        out = self.outbox
+        if len(out) - self._dead >= OUTBOX_MAX:
+            while out[0][1] is None:
+                out.popleft()
+                self._dead -= 1
+            self._gone(out.popleft())
             self.counters["dropped-inflight"] += 1
+        elif self._dead > 1000 and self._dead * 2 > len(out):  # mostly superseded: keep it short
+            self.outbox = collections.deque(m for m in out if m[1] is not None)
+            self._dead = 0
         self.outbox.append(msg)
 
-    def _try(self, msg) -> bool:
-        topic, payload, qos, retain, deadline = msg
-        props = {}
+    def _gone(self, msg: list) -> None:
+        if msg[5] is not None and self._waiting.get(msg[5]) is msg:
+            del self._waiting[msg[5]]
+
+    def _try(self, msg: list) -> bool:
+        topic, payload, qos, retain, deadline, _key = msg
+        v5 = self._connection_state.protocol_version == MQTTv50
+        props = b""
         if deadline is not None:
             left = int(deadline - time.monotonic() + 0.999)
             if left <= 0:
                 self.counters["expired"] = self.counters.get("expired", 0) + 1
                 return True  # stale: gone, as the broker would have dropped it
-            props["message_expiry_interval"] = left
-        try:
-            mid, package = self._connection.publish(gmqtt.Message(topic, payload, qos=qos, retain=retain, **props))
-        except OverflowError:  # the broker's receive maximum is reached
-            return False
+            if v5:
+                props = b"\x05\x02" + left.to_bytes(4, "big")  # message expiry interval (s)
+        elif v5:
+            props = b"\x00"
+        head = self._headers.get(topic)
+        if head is None:
+            if len(self._headers) >= TOPICS_KNOWN:
+                self._headers.clear()
+            t = topic.encode()
+            head = self._headers[topic] = len(t).to_bytes(2, "big") + t
+        if qos:
+            try:
+                mid = self._package_handler.id_generator.next_id()
+            except OverflowError:  # the broker's receive maximum is reached
+                return False
+            body = head + mid.to_bytes(2, "big") + props + payload
+        else:
+            body = head + props + payload
+        packet = _fixed_header(0x30 | qos << 1 | bool(retain), len(body)) + body
+        self._connection.send_package(packet)
         if qos:
             self.sent[mid] = msg
-            self._persistent_storage.push_message(mid, package)  # resent as is on a resumed session
+            self._persistent_storage.push_message(mid, packet)  # resent as is on a resumed session
         return True
 
     def drain(self) -> None:
         """Send what waits, as far as the broker's receive maximum allows."""
         out = self.outbox
-        while out and self.is_connected and self._try(out[0]):
+        while out and self.is_connected:
+            m = out[0]
+            if m[1] is None:
+                out.popleft()
+                self._dead -= 1
+                continue
+            if not self._try(m):
+                break
             out.popleft()
+            self._gone(m)
 
     def _remove_message_from_queue(self, mid):  # the broker acknowledged mid
         super()._remove_message_from_queue(mid)
@@ -176,8 +266,62 @@ class _Client(gmqtt.Client):
         gen = self._package_handler.id_generator
         for mid in self.sent:
             gen.free_id(mid)
-        self.outbox.extendleft(reversed(list(self.sent.values())))  # oldest first, before what waited
+        again = []
+        for m in self.sent.values():  # oldest first, before what waited, unless a newer one waits
+            if m[5] is COMMAND:
+                m[5] = _command_key(m[0], m[1])
+            if m[5] is not None and m[5] in self._waiting:
+                self.counters["superseded"] += 1
+                continue
+            if m[5] is not None:
+                self._waiting[m[5]] = m
+            again.append(m)
+        self.outbox.extendleft(reversed(again))
         self.sent.clear()
+
+    # --- in ----------------------------------------------------------------------------------
+
+    def _publish_in(self, cmd: int, raw: bytes) -> None:
+        """A PUBLISH from the broker: a QoS 1 one without properties (every board frame) is cut here and
+        acknowledged at once; anything else goes through gmqtt as before."""
+        end = 2 + (raw[0] << 8 | raw[1]) if len(raw) > 2 else 0  # the topic's end; the packet id follows
+        start = end + 3 if self._connection_state.protocol_version == MQTTv50 else end + 2
+        # QoS 1, a topic, and (MQTT 5) an empty property list; else (a topic alias, say) gmqtt reads it
+        if cmd & 0x06 != 0x02 or end <= 2 or len(raw) < start or (start == end + 3 and raw[end + 2]):
+            return self._gmqtt_publish_in(cmd, raw)
+        try:
+            name = raw[2:end].decode()
+        except UnicodeDecodeError:
+            return self._gmqtt_publish_in(cmd, raw)
+        self._connection.send_package(b"\x40\x02" + raw[end:end + 2])  # PUBACK (MQTT 5: success, no properties)
+        self._package_handler.on_message(name, raw[start:], 1, _NO_PROPERTIES)
+
+
+COMMAND = object()  # send(key=COMMAND): a board command, superseded by the next for the same LED or evack
+_NO_PROPERTIES: dict = {}
+
+
+def _command_key(topic: str, frame: bytes) -> tuple | None:
+    """What makes a waiting board command pointless: a newer LED command for the same LED, a newer
+    evack (cumulative); nothing else (config, ping) is ever superseded."""
+    if frame.startswith(b"led "):
+        parts = frame.split(b" ", 4)
+        return (topic, parts[3]) if len(parts) == 5 else None
+    if frame.startswith(b"evack "):
+        return (topic, b"evack")
+    return None
+
+
+def _fixed_header(first: int, n: int) -> bytes:
+    """A packet's first byte and its remaining length (MQTT's variable byte integer)."""
+    if n < 128:
+        return bytes((first, n))
+    out = bytearray((first,))
+    while True:
+        n, d = divmod(n, 128)
+        out.append(d | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
 
 
 class _Gather:
@@ -250,6 +394,7 @@ class MqttTransport(Transport):
         self.on_connected: list[Callable[[], None]] = []
         self.links[url] = "connecting"
         self.counters.setdefault("dropped-inflight", 0)
+        self.counters.setdefault("superseded", 0)
         self.counters.setdefault("handler-errors", 0)
         self._client: _Client | None = None
         self._up = False  # connected and subscribed: commands go out
@@ -278,7 +423,8 @@ class MqttTransport(Transport):
         c = self._client
         if c is None or not (qos or self._up):
             return False
-        c.send(topic_name, payload, qos, retain, None)
+        # A retained state supersedes its own waiting predecessor: only the last one is ever read.
+        c.send(topic_name, payload, qos, retain, None, (topic_name,) if retain and qos else None)
         return self._up
 
     # --- the connection ---------------------------------------------------------------------
@@ -291,7 +437,7 @@ class MqttTransport(Transport):
             will = gmqtt.Message(wt, wp, qos=1, retain=wr)
         # MQTT 5: the session outlives a dropped link (the clean-start flag is set per attempt, _attempt).
         self._client = _Client(self.client_id, self.counters, will_message=will,
-                               session_expiry_interval=SESSION_EXPIRY)
+                               session_expiry_interval=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM)
         self._client.on_message = self._from_broker
         self._client.on_disconnect = lambda client, packet, exc=None: self._link_lost("closed by the broker")
         self._client.on_subscribe = self._subscribed
@@ -481,6 +627,14 @@ class MqttTransport(Transport):
             return
         self._handle_line(payload, table, table, board)
 
+    def _stop_reading(self) -> None:
+        if self._client is not None:
+            self._client.set_reading(False)
+
+    def _start_reading(self) -> None:
+        if self._client is not None:
+            self._client.set_reading(True)
+
     def _hello_due(self, table: str, board: str) -> None:
         if self._client is not None and self.online.get(board) and (table, board) not in self._route:
             self._ask_hello(board, None, table, table)
@@ -503,7 +657,7 @@ class MqttTransport(Transport):
             return
         # QoS 1, kept while the broker is away and sent after reconnecting, unless it went stale first
         # (MQTT 5: the broker drops it too once it has waited COMMAND_EXPIRY for the board).
-        self._client.send(topic(link, board, "down"), frame, 1, False, COMMAND_EXPIRY)
+        self._client.send(topic(link, board, "down"), frame, 1, False, COMMAND_EXPIRY, COMMAND)
 
 
 class _Downgrade(Exception):

@@ -124,7 +124,8 @@ class SerialTransport(Transport):
         self._open[path] = port
         self.links[path] = "open"
         assert self._loop is not None
-        self._loop.add_reader(port.fd, self._readable, path)
+        if not self.paused():  # else once flow control reads again
+            self._loop.add_reader(port.fd, self._readable, path)
         self._note("serial %s open" % path)
         # Boards heard on this port before it dropped: resync before taking their events as new.
         self._resync([(None, b) for b, h in self.boards.items() if h.port == path], path)
@@ -168,6 +169,19 @@ class SerialTransport(Transport):
             self._note("rejected length frame from %s: over %d bytes" % (path, port.splitter.limit))
         for line in lines:
             self._handle_line(line, path)
+
+    def _stop_reading(self) -> None:
+        # The port's buffers fill and then hold the board back: a board blocks (briefly, see
+        # docs/bridge.md "Overload") or keeps its events in its outbox; a sender that never resends
+        # loses nothing either.
+        if self._loop is not None:
+            for port in self._open.values():
+                self._loop.remove_reader(port.fd)
+
+    def _start_reading(self) -> None:
+        if self._loop is not None:
+            for path, port in self._open.items():
+                self._loop.add_reader(port.fd, self._readable, path)
 
     def _link_for(self, board: str, table: str | None):
         hello = self.boards.get(board)

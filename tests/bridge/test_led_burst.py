@@ -1,0 +1,66 @@
+"""A burst of LED commands for overlapping targets reaches the board in the order they were made.
+
+The event pump keeps only the last command per (table, board, target) of a burst. A whole-strip
+target ("all") and one of its pixels overlap on the board (firmware/leds.py), so the order of the
+survivors decides what the strip shows: a pixel lit after the strip was set must stay lit. Here
+the real firmware under MicroPython on a pty shows what it was told.
+"""
+
+import asyncio
+import pathlib
+
+from battlement.bridge import Bridge
+from battlement.fwsim import FirmwareProcess
+from battlement.messages import Event, Led
+from battlement.tables import for_game
+from support.procs import PtyPair
+
+from .conftest import until
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BOARD = "plingpong-1"  # 14 pixels: 0 the status pixel, "all" = 1-13
+RED, GREEN, BLUE = (0xFF, 0, 0), (0, 0xFF, 0), (0, 0, 0xFF)
+
+
+def test_a_pixel_lit_after_the_whole_strip_in_one_burst_stays_lit(tmp_path):
+    pair = PtyPair(tmp_path / "pty").start()
+    fw = FirmwareProcess(BOARD, pinmap=str(ROOT / "hardware" / "boards" / (BOARD + ".json")), port=pair.b)
+
+    async def go():
+        b = Bridge([for_game("plingpong")], str(tmp_path / "j.sqlite"), serial=[pair.a])
+        await b.start()
+        try:
+            fw.start()
+            await until(lambda: BOARD in b.transports[0].boards, timeout=30, what="the board's hello")
+            table = b.sessions["plingpong"].table
+            handle = b.handle
+
+            def burst(msg):
+                # While the pump holds this batch's commands: pixel 5 green, then the whole strip red,
+                # then pixel 5 blue (e.g. a flash of the strip, then the cup it was about).
+                handle(msg)
+                if isinstance(msg, Event) and msg.sensor == "cup-black":
+                    send = b._sender()
+                    send(Led(BOARD, "5", "solid", 0x00FF00, 0, table))
+                    send(Led(BOARD, "all", "solid", 0xFF0000, 0, table))
+                    send(Led(BOARD, "5", "solid", 0x0000FF, 0, table))
+
+            b.handle = burst
+            fw.drop_ball("cup-black", width_ms=10)
+            want = [RED] * 4 + [BLUE] + [RED] * 8
+
+            def shown(px):
+                return px[1:14] == want
+
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, fw.wait_pixels, shown, 30)
+            except TimeoutError:
+                raise AssertionError("the strip shows %s, not red with pixel 5 blue" % fw.pixels()[1:14]) from None
+        finally:
+            await b.stop()
+
+    try:
+        asyncio.run(go())
+    finally:
+        fw.stop()
+        pair.close()
