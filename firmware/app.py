@@ -244,13 +244,13 @@ class App:
             yield frame, True
 
     def untake(self, frames):
-        """Frames take() gave that the link could not write now (the tail of its list): they go again
-        first, at the next take()."""
+        """Frames take() gave that the link could not write now (the last ones it handed over): they
+        go again first, at the next take()."""
         ctl = [f for f, is_event in frames if not is_event]
         events = sum(1 for _, is_event in frames if is_event)
         self.ctl = ctl + self.ctl
         if events:
-            self.sent = self.outbox[-events][0] - 1
+            self.sent = max(self.acked, self.sent - events)  # the events handed over last end at sent
 
     def rewind(self):
         """Send every unacknowledged event again (after a reconnect or a silent host)."""
