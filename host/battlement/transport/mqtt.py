@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlsplit
 import gmqtt
 from gmqtt.mqtt.constants import MQTTv50, MQTTv311
 from gmqtt.mqtt.handler import MQTTConnectError
+from gmqtt.mqtt.package import Package
 
 from battlement.errors import UserError
 from battlement.transport.base import PING_EVERY, NoRoute, Transport
@@ -162,6 +163,8 @@ class _Client(gmqtt.Client):
             closed(exc)
 
         proto.connection_lost = connection_lost
+        gmqtt_read = proto._read_packet
+        proto._read_packet = lambda data: self._read(conn, data, gmqtt_read)  # found before the class's
         conn._transport.max_size = READ_SIZE  # a read at a time between the pages' turns
         sock = conn._transport.get_extra_info("socket")
         if sock is not None:
@@ -280,6 +283,41 @@ class _Client(gmqtt.Client):
         self.sent.clear()
 
     # --- in ----------------------------------------------------------------------------------
+
+    def _read(self, conn, data: bytes, gmqtt_read) -> int:
+        """gmqtt's _read_packet (cut every whole packet out of what was read; how much that was, -1 if
+        malformed), handing a QoS 1 PUBLISH straight to _publish_in rather than through gmqtt's package
+        dispatch; every other packet goes that way as before."""
+        if self._package_handler.current_connection is not conn:
+            return gmqtt_read(data)  # a connection already replaced: gmqtt drops what it says
+        conn._last_data_in = time.monotonic()
+        n, i = len(data), 0
+        while n - i >= 2:
+            j, size, mult = i + 1, 0, 1
+            while True:  # the remaining length: MQTT's variable byte integer
+                if j >= n:
+                    return i
+                b = data[j]
+                j += 1
+                size += (b & 0x7F) * mult
+                if not b & 0x80:
+                    break
+                mult *= 128
+                if mult > 2097152:
+                    return -1
+            end = j + size
+            if end > n:
+                return i
+            cmd = data[i]
+            if cmd & 0xF6 == 0x32:  # PUBLISH, QoS 1 (dup and retain either way)
+                try:
+                    self._publish_in(cmd, data[j:end])
+                except Exception:
+                    logging.getLogger("gmqtt").exception("[MqttPackageHandler] error handling package")
+            else:
+                conn.put_package(Package(cmd, data[j:end]))
+            i = end
+        return i
 
     def _publish_in(self, cmd: int, raw: bytes) -> None:
         """A PUBLISH from the broker: a QoS 1 one without properties (every board frame) is cut here and
