@@ -27,6 +27,7 @@ out of MqttTransport (decoded and deduped) beside a raw paho subscriber's on_mes
 """
 
 import asyncio
+import importlib.util
 import os
 import queue
 import socket
@@ -440,18 +441,21 @@ def latency_line(name, lat, raw_lat):
 
 def main():
     packets_line()
+    paths = [k for k in PATHS if k != "aiomqtt" or importlib.util.find_spec("aiomqtt")]
+    if "aiomqtt" not in paths:  # measured once to choose the library (docs/bridge.md); not a dependency
+        print("  (aiomqtt is not installed: its row is left out; `pip install aiomqtt` to compare)", flush=True)
     broker = Broker(nodelay=True).start()  # as docs/bridge.md advises; one broker for every path
     try:
         for qos in (1, 0):
-            rounds: dict[str, list[float]] = {k: [] for k in PATHS}
+            rounds: dict[str, list[float]] = {k: [] for k in paths}
             for _ in range(ROUNDS):
-                for kind in PATHS:
+                for kind in paths:
                     rounds[kind].append(burst_rate(broker, kind, qos))
             best = {k: max(r) for k, r in rounds.items()}
             raw = best["paho"]
             print("%d tables, %d events each in one burst published at QoS %d, best of %d alternating rounds:"
                   % (TABLES, PER_TABLE, qos, ROUNDS), flush=True)
-            for kind in PATHS:
+            for kind in paths:
                 each = ""
                 if kind in TARGET:  # every round beside the raw paho round of the same pass, for "reliably"
                     each = "; target >= %.1f; rounds %s" % (TARGET[kind], " ".join(
