@@ -58,7 +58,7 @@ RECEIVE_BUFFER = 256 * 1024
 # while flow control holds the socket unread, the rest wait in the broker's queue for us (Mosquitto's
 # max_queued_messages) and what overflows it is dropped there, for the boards to resend: a backlog
 # of a fraction of a second, not whatever the kernel's buffers hold (gmqtt's default is 65,535).
-RECEIVE_MAXIMUM = 1000
+RECEIVE_MAXIMUM = 5000
 VERSIONS = {MQTTv50: "MQTT 5", MQTTv311: "MQTT 3.1.1"}
 # gmqtt logs every lost connection as a warning with a traceback; the transport says it in words
 # (links, notes). Its errors still show.
