@@ -46,7 +46,7 @@ EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
 INPUT_COLS = "game_id, n, source, input, status, at"
 _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per json.dumps(sort_keys=True) call
 SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
-VERSION = 1  # the schema this code writes (PRAGMA user_version)
+VERSION = 2  # the schema this code writes (PRAGMA user_version)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -104,8 +104,15 @@ def _strong_codes(db: sqlite3.Connection) -> None:
             db.execute("UPDATE games SET codes=? WHERE id=?", (json.dumps(new, sort_keys=True), gid))
 
 
+def _blind_answers(db: sqlite3.Connection) -> None:
+    """v1 -> v2: answers to blind questions are journalled from now on; one asked before may have been
+    answered "no" without a trace, and a restart must not ask it again."""
+    db.execute("UPDATE events SET outcome='asked (an answer was not journalled then)' WHERE outcome='asked' "
+               "AND kind='blind'")
+
+
 # version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
-MIGRATIONS = {1: _strong_codes}
+MIGRATIONS = {1: _strong_codes, 2: _blind_answers}
 
 
 def _create_private(path: str) -> None:

@@ -227,3 +227,29 @@ def test_a_crash_between_the_balls_commit_and_the_mark_asks_nothing_twice_and_a_
     s = Session(tmap, j)
     assert s.blind == []  # another game's breaks mean nothing now, after a restart neither
     j.close()
+
+
+def test_a_question_asked_before_answers_were_journalled_is_not_asked_again(tmp_path):
+    """A journal of schema 1 kept no answers: a question it shows as asked may have been answered "no",
+    so opening it (migrated to schema 2) asks nothing again; what comes after is asked as ever."""
+    path = str(tmp_path / "j.sqlite")
+    tmap = for_game("plingpong")
+    cup = tmap.objects["green.1"]
+    j = Journal(path, checkpoint_thread=False)
+    s = Session(tmap, j)
+    s.sensed(Event(None, cup.board, 0xB007, 1, cup.sensor, "blind", 30, 1000, 31000))
+    assert len(s.blind) == 1
+    j.close()
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=1")
+    db.close()
+
+    j = Journal(path, checkpoint_thread=False)
+    assert j.db.execute("PRAGMA user_version").fetchone()[0] == 2
+    s = Session(tmap, j)
+    assert s.blind == []
+    s.sensed(Event(None, cup.board, 0xB007, 2, cup.sensor, "blind", 30, 1000, 31000))
+    j.close()
+    j = Journal(path, checkpoint_thread=False)
+    assert [q["id"] for q in Session(tmap, j).blind] == ["%s-b007-2" % cup.board]
+    j.close()
