@@ -31,7 +31,7 @@ def test_a_pixel_lit_after_the_whole_strip_in_one_burst_stays_lit(tmp_path):
         await b.start()
         try:
             fw.start()
-            await until(lambda: BOARD in b.transports[0].boards, timeout=20, what="the board's hello")
+            await until(lambda: BOARD in b.transports[0].boards, timeout=30, what="the board's hello")
             table = b.sessions["plingpong"].table
             handle = b.handle
 
@@ -53,7 +53,7 @@ def test_a_pixel_lit_after_the_whole_strip_in_one_burst_stays_lit(tmp_path):
                 return px[1:14] == want
 
             try:
-                await asyncio.get_running_loop().run_in_executor(None, fw.wait_pixels, shown, 15)
+                await asyncio.get_running_loop().run_in_executor(None, fw.wait_pixels, shown, 30)
             except TimeoutError:
                 raise AssertionError("the strip shows %s, not red with pixel 5 blue" % fw.pixels()[1:14]) from None
         finally:

@@ -169,8 +169,6 @@ class _Client(gmqtt.Client):
         sock = conn._transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-        if not self.reading:
-            conn._transport.pause_reading()
         conn._transport = proto._transport = _Gather(conn._transport, asyncio.get_running_loop())
         return conn
 
@@ -525,6 +523,8 @@ class MqttTransport(Transport):
                 self._link_state("cannot reach %s:%d, retrying (%s)" % (self.host, self.port, e or type(e).__name__))
             else:
                 self._up = True
+                # Flow control holds across a reconnect (not before: CONNACK and SUBACK must be read).
+                c.set_reading(not self.paused())
                 self._link_state("connected")
                 self._settled.set()  # from now on no board message is missed
                 if self.connects > 1:  # what boards sent while we were away went nowhere: resync them
