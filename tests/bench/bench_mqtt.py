@@ -27,6 +27,7 @@ out of MqttTransport (decoded and deduped) beside a raw paho subscriber's on_mes
 """
 
 import asyncio
+import importlib.util
 import os
 import queue
 import socket
@@ -45,6 +46,7 @@ from battlement.transport import MqttTransport
 from battlement.transport.mqtt import _Client
 from gmqtt.mqtt.constants import MQTTv50
 from gmqtt.mqtt.package import CommandWithMidPacket, PublishPacket
+from gmqtt.mqtt.protocol import MQTTProtocol
 from gmqtt.mqtt.utils import IdGenerator
 from support.board import MqttBoard
 from support.procs import Broker
@@ -295,13 +297,20 @@ def burst_rate(broker, kind, qos):
 
 
 class _Wire:
-    """Where a packet goes instead of a socket: counted, dropped."""
+    """A connection whose packets go nowhere (counted): what a client writes; what it reads, dispatched
+    to its handler as gmqtt's connection does."""
 
     proto_ver = MQTTv50
 
-    def __init__(self):
+    def __init__(self, client):
         self.id_generator = IdGenerator(max=65535)
         self.n = 0
+        self._last_data_in = 0.0
+        self._connection = self  # as a protocol: its connection
+        self.handler = client._package_handler
+        self.handler._connection = client._connection = self
+        client._connection_state.protocol_version = MQTTv50
+        client.on_message = lambda *a: None
 
     def send_package(self, pkg):
         self.n += 1
@@ -309,27 +318,34 @@ class _Wire:
     def send_command_with_mid(self, cmd, mid, dup, reason_code=0):  # gmqtt's PUBACK, built as gmqtt does
         self.send_package(CommandWithMidPacket.build_package(cmd, mid, dup, reason_code, self.proto_ver))
 
+    def put_package(self, pkg):
+        gmqtt.mqtt.connection.MQTTConnection.put_package(self, pkg)
+
+    @property
+    def _handler(self):
+        return self.handler
+
 
 def packet_costs(n=20_000, rounds=5):
     """Seconds per message of the PUBLISH out (a board command, QoS 1 with its expiry) and of a QoS 1
-    PUBLISH in (a board's event) with its PUBACK: gmqtt's general path beside the transport's own,
-    best of alternating rounds, on the same client."""
+    PUBLISH in (a board's event, read from a buffer of them) with its PUBACK: gmqtt's general path
+    beside the transport's own, best of alternating rounds."""
     c = _Client("bench-packets", {"superseded": 0, "dropped-inflight": 0})
-    wire_ = c._connection = c._package_handler._connection = _Wire()
-    c._connection_state.protocol_version = MQTTv50
-    c.on_message = lambda *a: None
+    g = gmqtt.Client("bench-gmqtt-packets")
+    ours, theirs = _Wire(c), _Wire(g)
     gen, storage = c._package_handler.id_generator, c._persistent_storage
     topic, frame = "battlement/t001/ring-5/down", b"led ring-5 12345 b5 solid ff00 0*0a1b2c3d\n"
-    _hello, evs = table_frames(1, 1)
+    _hello, evs = table_frames(1, 100)
     up = b"battlement/t001/ring-5/up"
-    raw = struct.pack("!H", len(up)) + up + struct.pack("!H", 7) + b"\x00" + evs[0]  # the PUBLISH's body
+    reads = b"".join(_packet(0x32, _str(up) + struct.pack("!H", k + 1) + b"\x00" + e) for k, e in enumerate(evs))
+    per_read = len(evs)
 
     def gmqtt_out():
         for _ in range(n):
-            mid, pkg = PublishPacket.build_package(gmqtt.Message(topic, frame, qos=1, message_expiry_interval=10), wire_)
-            wire_.send_package(pkg)
+            mid, pkg = PublishPacket.build_package(gmqtt.Message(topic, frame, qos=1, message_expiry_interval=10), theirs)
+            theirs.send_package(pkg)
             storage.push_message(mid, pkg)
-            wire_.id_generator.free_id(mid)
+            theirs.id_generator.free_id(mid)
             storage.remove_message_by_mid(mid)
 
     def ours_out():
@@ -342,21 +358,22 @@ def packet_costs(n=20_000, rounds=5):
             storage.remove_message_by_mid(mid)
 
     def gmqtt_in():
-        handle = c._gmqtt_publish_in
-        for _ in range(n):
-            handle(0x32, raw)
+        for _ in range(n // per_read):
+            MQTTProtocol._read_packet(theirs, reads)
 
     def ours_in():
-        handle = c._publish_in
-        for _ in range(n):
-            handle(0x32, raw)
+        for _ in range(n // per_read):
+            c._read(ours, reads, None)
 
-    best = {}
+    best: dict[str, float] = {}
     for _ in range(rounds):
-        for name, fn in (("gmqtt out", gmqtt_out), ("ours out", ours_out), ("gmqtt in", gmqtt_in), ("ours in", ours_in)):
+        for name, fn, per in (("gmqtt out", gmqtt_out, n), ("ours out", ours_out, n),
+                              ("gmqtt in", gmqtt_in, n // per_read * per_read),
+                              ("ours in", ours_in, n // per_read * per_read)):
             t0 = time.perf_counter()
             fn()
-            best[name] = min(best.get(name, 1.0), (time.perf_counter() - t0) / n)
+            best[name] = min(best.get(name, 1.0), (time.perf_counter() - t0) / per)
+    assert ours.n == theirs.n, "every PUBLISH read was acknowledged on both paths"
     return best
 
 
@@ -364,7 +381,7 @@ def packets_line():
     b = packet_costs()
     us = lambda k: b[k] * 1e6
     print("packets  PUBLISH out (a board command, QoS 1, expiry) %.2f us  (gmqtt's Message + build_package %.2f us, "
-          "ratio %.2f);  QoS 1 PUBLISH in + PUBACK %.2f us  (gmqtt's handler %.2f us, ratio %.2f)"
+          "ratio %.2f);  QoS 1 PUBLISH read + PUBACK %.2f us  (gmqtt's read and dispatch %.2f us, ratio %.2f)"
           % (us("ours out"), us("gmqtt out"), b["ours out"] / b["gmqtt out"], us("ours in"), us("gmqtt in"),
              b["ours in"] / b["gmqtt in"]), flush=True)
 
@@ -424,18 +441,21 @@ def latency_line(name, lat, raw_lat):
 
 def main():
     packets_line()
+    paths = [k for k in PATHS if k != "aiomqtt" or importlib.util.find_spec("aiomqtt")]
+    if "aiomqtt" not in paths:  # measured once to choose the library (docs/bridge.md); not a dependency
+        print("  (aiomqtt is not installed: its row is left out; `pip install aiomqtt` to compare)", flush=True)
     broker = Broker(nodelay=True).start()  # as docs/bridge.md advises; one broker for every path
     try:
         for qos in (1, 0):
-            rounds: dict[str, list[float]] = {k: [] for k in PATHS}
+            rounds: dict[str, list[float]] = {k: [] for k in paths}
             for _ in range(ROUNDS):
-                for kind in PATHS:
+                for kind in paths:
                     rounds[kind].append(burst_rate(broker, kind, qos))
             best = {k: max(r) for k, r in rounds.items()}
             raw = best["paho"]
             print("%d tables, %d events each in one burst published at QoS %d, best of %d alternating rounds:"
                   % (TABLES, PER_TABLE, qos, ROUNDS), flush=True)
-            for kind in PATHS:
+            for kind in paths:
                 each = ""
                 if kind in TARGET:  # every round beside the raw paho round of the same pass, for "reliably"
                     each = "; target >= %.1f; rounds %s" % (TARGET[kind], " ".join(

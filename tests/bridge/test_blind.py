@@ -9,7 +9,6 @@ undoable); a "no" plays nothing.
 import asyncio
 import json
 import sqlite3
-import threading
 
 from battlement import wire
 from battlement.bridge import Bridge
@@ -123,14 +122,7 @@ def test_an_open_question_survives_a_kill_9_and_is_answered_once_answered_ones_n
     journal = str(tmp_path / "j.sqlite")
     b = bridge_process("--game", "plingpong", "--serial", pair.a, journal=journal)
     board = SerialBoard(pair.b, board="plingpong-1", sensors={"cup-green-1": "beam"}).open()
-    stop = threading.Event()
-
-    def answer_the_bridge():  # evacks trim its outbox; a ping gets hello and the outbox again
-        while not stop.is_set():
-            board.pump(0.05)
-
-    pumper = threading.Thread(target=answer_the_bridge, daemon=True)
-    pumper.start()
+    close_board = board.answer_in_thread()
     host = None
     try:
         board.hello()
@@ -173,11 +165,9 @@ def test_an_open_question_survives_a_kill_9_and_is_answered_once_answered_ones_n
         assert st["blind"] == []
         assert _balls_from_the_host(journal) == 2
     finally:
-        stop.set()
-        pumper.join(2)
+        close_board()
         if host is not None:
             host.close()
-        board.close()
         pair.close()
 
 

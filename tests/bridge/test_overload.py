@@ -281,3 +281,32 @@ def test_a_board_whose_host_stops_reading_keeps_sensing():
         os.close(master)
         os.close(slave)
     assert "Traceback" not in fw.log()
+
+
+def test_a_transport_restarted_while_held_back_stays_held_back(mosquitto):
+    """The bridge restarts a transport whose own loop died (stop, start) with its queue kept: if flow
+    control was holding the MQTT socket unread, the new connection must start unread too, or the
+    queue would grow past the high mark unchecked until the pump caught up."""
+    from battlement.transport.mqtt import MqttTransport
+
+    async def main():
+        t = MqttTransport(mosquitto.url, "held-1")
+        t.bounded = True
+        await t.start()
+        t._pause(time.monotonic())  # as the pump falling behind would
+        await t.stop()
+        await t.start()
+        try:
+            for _ in range(100):  # connected and subscribed again
+                if t.links.get(mosquitto.url) == "connected":
+                    break
+                await asyncio.sleep(0.05)
+            assert t.paused() and not t._client.reading
+            conn = t._client._connection
+            assert conn is not None and not conn._transport.is_reading()
+            t.get_nowait()  # the pump catches up: reading again
+            assert t._client.reading and conn._transport.is_reading()
+        finally:
+            await t.stop()
+
+    asyncio.run(main())

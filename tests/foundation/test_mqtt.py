@@ -204,3 +204,46 @@ def test_login_refused_is_reported_and_the_right_password_connects(tmp_path):
         run(main())
     finally:
         broker.close()
+
+
+def test_every_shape_of_publish_the_broker_delivers_reaches_the_intake_once(mosquitto):
+    """The transport cuts a PUBLISH out of the socket's data itself (docs/bridge.md, "MQTT client"): at
+    QoS 0 and 1, one longer than 127 bytes (two length bytes), one with MQTT 5 properties (read by gmqtt
+    instead), one from a 3.1.1 client, several in one read. Each is taken once, in order."""
+    table = fresh_table()
+    base = "battlement/%s/tower-1/up" % table
+
+    async def main():
+        t = await started(MqttTransport(mosquitto.url, table=table))
+        sensors = {"cup-%d" % i: "beam" for i in range(1, 9)}  # a hello past 127 bytes: two length bytes
+        board = MqttBoard(mosquitto.port, table, sensors=sensors).start()
+        assert len(board.hello_frame()) > 127
+        v5 = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        v3 = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
+        try:
+            assert isinstance((await take(t, 1))[0], Hello)
+            for c in (v5, v3):
+                c.connect(mosquitto.host, mosquitto.port)
+                c.loop_start()
+            props = mqtt.Properties(mqtt.PacketTypes.PUBLISH)
+            props.UserProperty = ("from", "a bridge of brokers")
+            frames = [board.event_frame() for _ in range(6)]
+            v5.publish(base, frames[0], qos=0).wait_for_publish(5)
+            v5.publish(base, frames[1], qos=1).wait_for_publish(5)
+            v5.publish(base, frames[2], qos=1, properties=props).wait_for_publish(5)
+            v3.publish(base, frames[3], qos=1).wait_for_publish(5)
+            for f in frames[4:]:  # back to back: one read
+                v5.publish(base, f, qos=1)
+            msgs = await take(t, 6)
+            assert events(msgs) == [(table, "tower-1", s) for s in range(1, 7)]
+            assert t.counters.get("handler-errors", 0) == 0 and t.counters.get("stale-seq", 0) == 0
+            await asyncio.sleep(0.3)
+            assert events(drain(t)) == []  # nothing twice
+        finally:
+            for c in (v5, v3):
+                c.loop_stop()
+                c.disconnect()
+            board.stop()
+            await t.stop()
+
+    run(main())

@@ -131,6 +131,24 @@ class SerialBoard(_Outbox):
         for frame in self.unacked():
             self.write(frame)
 
+    def answer_in_thread(self):
+        """Answer the host from a thread of its own (evacks trim the outbox; a ping gets hello, ack and
+        the outbox again) until the close() this returns is called, which closes the board too."""
+        halt = threading.Event()
+
+        def answer():
+            while not halt.is_set():
+                self.pump(0.05)
+
+        t = threading.Thread(target=answer, daemon=True)
+        t.start()
+
+        def close():
+            halt.set()
+            t.join(2)
+            self.close()
+        return close
+
     def pump(self, timeout=0.0):
         """Read what the host sent within timeout seconds; answer pings and commands."""
         deadline = time.monotonic() + timeout

@@ -3,7 +3,6 @@
 words with two buttons, the scoreboard never shows it, "Yes, a ball" plays one ball once, "No" nothing."""
 
 import json
-import threading
 
 from bridge.conftest import Ws
 from support.board import SerialBoard
@@ -16,14 +15,7 @@ def test_the_host_page_asks_about_a_blind_break_and_yes_plays_one_ball(bridge_pr
     pair = PtyPair(tmp_path / "pty").start()
     b = bridge_process("--game", "plingpong", "--serial", pair.a)
     board = SerialBoard(pair.b, board="plingpong-1", sensors={"cup-green-1": "beam"}).open()
-    stop = threading.Event()
-
-    def answer_the_bridge():
-        while not stop.is_set():
-            board.pump(0.05)
-
-    pumper = threading.Thread(target=answer_the_bridge, daemon=True)
-    pumper.start()
+    close_board = board.answer_in_thread()
     host = Ws(b.url, role="host", code=b.host_code)
     public = Ws(b.url, role="public")
     try:
@@ -50,9 +42,7 @@ def test_the_host_page_asks_about_a_blind_break_and_yes_plays_one_ball(bridge_pr
         st = host.state(lambda s: s["counters"].get("blind-no") == 1)
         assert st["counters"]["inputs"] == 1 and st["counters"]["blind-yes"] == 1
     finally:
-        stop.set()
-        pumper.join(2)
+        close_board()
         host.close()
         public.close()
-        board.close()
         pair.close()

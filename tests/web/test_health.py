@@ -47,6 +47,8 @@ def test_the_host_page_shows_tasks_and_rejected_frames_with_their_reason(bridge_
     assert any("[crc]" in t for t in texts), texts
     assert any("toaster" in t and "[" in t for t in texts), texts
     assert "crc 1" in page.locator("#health .transport-counters").first.inner_text()
+    # flow control is said on a line of its own, not among the rejections
+    assert page.locator("#health .transport-flow").first.inner_text().startswith("reading; held back 0 times")
     shots(page, "host-health")
     assert refused == []
 

@@ -3,7 +3,6 @@ reconnects by itself, says so while it waits, and its buttons work again without
 the host had not answered yet ("Was it a ball?") is still on the page after the restart."""
 
 import sqlite3
-import threading
 
 from bridge.conftest import BridgeProcess, Ws
 from support.board import SerialBoard
@@ -45,14 +44,7 @@ def test_an_unanswered_blind_question_is_on_the_host_page_after_a_kill_9_and_yes
     pair = PtyPair(tmp_path / "pty").start()
     b = bridge_process("--game", "plingpong", "--serial", pair.a)
     board = SerialBoard(pair.b, board="plingpong-1", sensors={"cup-green-1": "beam"}).open()
-    stop = threading.Event()
-
-    def answer_the_bridge():
-        while not stop.is_set():
-            board.pump(0.05)
-
-    pumper = threading.Thread(target=answer_the_bridge, daemon=True)
-    pumper.start()
+    close_board = board.answer_in_thread()
     host = None
     try:
         board.hello()
@@ -81,9 +73,7 @@ def test_an_unanswered_blind_question_is_on_the_host_page_after_a_kill_9_and_yes
             db.close()
         assert balls == 1  # one "yes", one ball
     finally:
-        stop.set()
-        pumper.join(2)
+        close_board()
         if host is not None:
             host.close()
-        board.close()
         pair.close()

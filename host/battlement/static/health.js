@@ -114,7 +114,10 @@
     add(details, "div", "web: " + counts(h.web), "small counters-web");
     (h.transports || []).forEach((t) => {
       add(details, "h3", "Transport " + t.name);
-      add(details, "div", "accepted " + ((t.counters || {}).accepted || 0) + "; rejected and noted: " + counts(Object.assign({}, t.counters, { accepted: 0 })), "small transport-counters");
+      // Flow control is not a rejection: held back, the boards' events wait at the broker or on the line.
+      const c = t.counters || {};
+      add(details, "div", "accepted " + (c.accepted || 0) + "; rejected and noted: " + counts(Object.assign({}, c, { accepted: 0, paused: 0, "paused-ms": 0 })), "small transport-counters");
+      add(details, "div", (t.paused ? "behind: not reading its links now" : "reading") + "; held back " + (c.paused || 0) + " time" + (c.paused === 1 ? "" : "s") + ", " + ((c["paused-ms"] || 0) / 1000).toFixed(1) + " s in all", "small transport-flow" + (t.paused ? " warn" : ""));
       add(details, "div", "links: " + (Object.keys(t.links || {}).map((k) => k + " " + t.links[k]).join(", ") || "none"), "small");
       if ((t.rejected || []).length) {
         const rl = add(details, "ol", undefined, "small rejected");
