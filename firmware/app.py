@@ -68,13 +68,19 @@ class App:
         self.up_ms = 0
         self.up_at = self.t0
         self.seq = 0
-        self.outbox = []  # [(seq, frame)] oldest first, kept until the host's evack
+        # [(seq, frame)] oldest first, kept until the host's evack. Its room is taken now, while the heap
+        # is whole: MicroPython keeps a list's allocation when a slice is deleted, and the outbox only
+        # pops when full, so a full outbox never asks a heap fragmented by its own frames for one
+        # contiguous block (4 KB for 512 events on a board), which it may not have.
+        self.outbox = [(0, b"")] * self.opt["outbox"]
+        del self.outbox[:]
         self.acked = 0  # highest seq the host acknowledged
         self.sent = 0  # highest seq handed to the link
         self.ctl = []  # hello / beat / ack / error frames waiting for the link
         self.dropped_events = 0  # outbox overflow: oldest unacknowledged event discarded
         self.rejected = 0  # host frames that failed to decode or were not for us
         self.reconnects = 0
+        self.faults = 0  # sensing cycles that failed (a MemoryError, say): the loop goes on
         self.progress_ms = self.t0  # when the host last acknowledged something
         self.led_at = self.beat_at = self.gc_at = self.free_at = self.t0  # last LED frame, beat, collection, heap check
         self.free = 1 << 30  # heap bytes free at the last check
@@ -175,10 +181,14 @@ class App:
 
     def emit(self, sensor, value, t, width, kind=None):
         """kind: the sensor's own, or "blind" for a break a collection kept from being timed."""
+        try:
+            frame = self._signed(wire.encode(
+                "event", (self.board, self.boot, self.seq + 1, sensor.id, kind or sensor.kind, value, t, width)
+            ))
+        except MemoryError:  # no heap for the frame: the ball is lost, counted (beat's dropped), no gap in seq
+            self.dropped_events += 1
+            return
         self.seq += 1
-        frame = self._signed(wire.encode(
-            "event", (self.board, self.boot, self.seq, sensor.id, kind or sensor.kind, value, t, width)
-        ))
         if len(self.outbox) >= self.opt["outbox"]:
             self.outbox.pop(0)
             self.dropped_events += 1
@@ -215,24 +225,32 @@ class App:
         )
 
     def take(self):
-        """Frames the link should write now: control frames, then events not yet sent. Returns [(frame, is_event)]."""
-        out = [(f, False) for f in self.ctl]
-        self.ctl = []
-        for seq, frame in self.outbox:
-            if seq > self.sent:
-                out.append((frame, True))
-        if self.outbox:
-            self.sent = self.outbox[-1][0]
-        return out
+        """Frames the link should write now, as (frame, is_event): control frames, then events not yet sent.
+
+        A generator, not a list: a list as long as a full outbox needs one block of heap that a heap
+        fragmented by the outbox's frames may not have. It reads the outbox as it is at each step
+        (evacks trim it, new events join it while the link writes), and an event counts as sent
+        once it has been handed over.
+        """
+        while self.ctl:
+            yield self.ctl.pop(0), False
+        ob = self.outbox
+        while ob:
+            i = max(0, self.sent + 1 - ob[0][0])  # seqs in the outbox run without gaps
+            if i >= len(ob):
+                return
+            seq, frame = ob[i]
+            self.sent = seq
+            yield frame, True
 
     def untake(self, frames):
-        """Frames take() gave that the link could not write now (the tail of its list): they go again
-        first, at the next take()."""
+        """Frames take() gave that the link could not write now (the last ones it handed over): they
+        go again first, at the next take()."""
         ctl = [f for f, is_event in frames if not is_event]
         events = sum(1 for _, is_event in frames if is_event)
         self.ctl = ctl + self.ctl
         if events:
-            self.sent = self.outbox[-events][0] - 1
+            self.sent = max(self.acked, self.sent - events)  # the events handed over last end at sent
 
     def rewind(self):
         """Send every unacknowledged event again (after a reconnect or a silent host)."""
@@ -417,7 +435,12 @@ class App:
 
     async def _sensing(self, wdt):
         while True:
-            self.cycle(time.ticks_ms())
+            try:
+                self.cycle(time.ticks_ms())
+            except Exception as e:  # noqa: BLE001 - one failed cycle (a MemoryError) must not end the sensing
+                self.faults += 1
+                if self.faults <= 3:
+                    print("sensing: a cycle failed: %r" % (e,), file=sys.stderr)
             wdt.feed()  # fed here, so a stalled sensing loop resets the board
             await asyncio.sleep_ms(1)
 

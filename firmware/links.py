@@ -60,10 +60,9 @@ class SerialLink:
         while True:
             await app.wake.wait()
             app.wake.clear()
-            out = app.take()
-            for i, (frame, _) in enumerate(out):
+            for frame, is_event in app.take():  # lazy: what it has not handed over stays unsent
                 if not room.poll(0):
-                    app.untake(out[i:])
+                    app.untake([(frame, is_event)])
                     await asyncio.sleep_ms(HELD_MS)
                     app.wake.set()
                     break

@@ -133,7 +133,8 @@ class MqttLink:
                 if app.wake.is_set():
                     app.wake.clear()
                     # Every frame at QoS 1, as docs/protocol.md says: a missing PUBACK shows a dead link.
-                    await c.publish_all(self.base + "up", [frame for frame, _ in app.take()], qos=1)
+                    # take() hands the frames over one by one: no list as long as the outbox.
+                    await c.publish_all(self.base + "up", (frame for frame, _ in app.take()), qos=1)
         finally:
             if task is not None:
                 task.cancel()  # the old reader must not read (or PUBACK) on the next session's behalf

@@ -83,7 +83,11 @@ class MQTTClient:
         self.w = None
         self.lock = asyncio.Lock()
         self.pid = 0
-        self.inflight = {}  # packet id -> ticks_ms sent, until the broker's PUBACK
+        # QoS 1 PUBLISHes the broker has not acknowledged, and since when it has been silent about them.
+        # A count, not a table by packet id: a broker PUBACKs in order (MQTT 3.1.1, 4.6), and a table as
+        # long as a full outbox needs a block of heap a fragmented heap may not have.
+        self.unacked = 0
+        self.acked_at = time.ticks_ms()
         self.ping_at = None  # ticks_ms of a PINGREQ not yet answered
         self.last_rx = time.ticks_ms()
         self.granted = None  # SUBACK return code: 0/1 granted, 0x80 refused
@@ -148,7 +152,7 @@ class MQTTClient:
             raise MQTTError(
                 "broker refused connection (code %d)" % (data[1] if typ == CONNACK and len(data) > 1 else -1)
             )
-        self.inflight = {}
+        self.unacked = 0
         self.ping_at = None
         self.last_rx = time.ticks_ms()
 
@@ -200,7 +204,9 @@ class MQTTClient:
         body = _str(topic)
         if qos:
             pid = self._next_pid()
-            self.inflight[pid] = time.ticks_ms()
+            if not self.unacked:
+                self.acked_at = time.ticks_ms()
+            self.unacked += 1
             body += struct.pack("!H", pid)
         return _packet(PUBLISH | (qos << 1) | (1 if retain else 0), body + msg)
 
@@ -217,11 +223,20 @@ class MQTTClient:
             batch.append(pkt)
             size += len(pkt)
             if size >= _BATCH:
-                await self._send(b"".join(batch))
+                await self._send_batch(batch)
                 batch = []
                 size = 0
         if batch:
-            await self._send(b"".join(batch))
+            await self._send_batch(batch)
+
+    async def _send_batch(self, batch):
+        try:
+            pkts = b"".join(batch)
+        except MemoryError:  # a fragmented heap has no block of _BATCH bytes: the packets one at a time
+            for p in batch:
+                await self._send(p)
+            return
+        await self._send(pkts)
 
     async def subscribe(self, topic, qos=1):
         pid = self._next_pid()
@@ -238,10 +253,7 @@ class MQTTClient:
         late = self.response_ms
         if self.ping_at is not None and time.ticks_diff(now, self.ping_at) > late:
             return True
-        for t in self.inflight.values():
-            if time.ticks_diff(now, t) > late:
-                return True
-        return False
+        return bool(self.unacked) and time.ticks_diff(now, self.acked_at) > late
 
     async def wait_msg(self):
         """Read one packet and act on it (deliver PUBLISH, PUBACK it, note PUBACKs and PINGRESPs)."""
@@ -260,7 +272,11 @@ class MQTTClient:
                 if self.on_message:
                     self.on_message(topic, data[pos:])
             elif typ == PUBACK:
-                self.inflight.pop((data[0] << 8) | data[1], None)
+                if len(data) < 2:
+                    raise MQTTError("bad packet 0x%02x: %d bytes" % (head, len(data)))
+                if self.unacked:
+                    self.unacked -= 1
+                    self.acked_at = time.ticks_ms()  # the broker is answering: the rest are not late yet
             elif typ == PINGRESP:
                 self.ping_at = None
             elif typ == SUBACK:

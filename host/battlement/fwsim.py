@@ -317,7 +317,10 @@ class FirmwareProcess:
         self._send("sync %d" % n)
         with self._lock:
             if not self._lock.wait_for(lambda: self._synced >= n or not self.alive(), timeout):
-                raise TimeoutError("simulated board %s did not answer sync" % self.board)
+                # The pins are read where the sensing loop feeds the watchdog: it has stopped (a real
+                # board's watchdog would reset it). Its log says why.
+                raise TimeoutError("simulated board %s did not answer sync within %g s (its sensing loop is "
+                                   "not running); its log ends: %s" % (self.board, timeout, self.log()[-1500:]))
 
     def _spec(self, sensor: str, kind: str | None = None) -> dict:
         s = self.specs.get(sensor)
