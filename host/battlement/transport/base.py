@@ -81,6 +81,7 @@ class Transport:
     """Base of SerialTransport and MqttTransport. See docs/protocol.md, "Host behaviour"."""
 
     KEYED_BY_TABLE = True  # boards are told apart by (table, board); serial: by board id alone
+    evack_delay = EVACK_DELAY  # seconds acknowledgements are coalesced for (MqttTransport: longer)
 
     def __init__(self, allow: list[str] | None = None):
         self.counters: dict[str, int] = {"accepted": 0}
@@ -473,7 +474,7 @@ class Transport:
             return
         self._evack_due.add(key)
         if self._evack_timer is None and self._loop is not None:
-            self._evack_timer = self._loop.call_later(EVACK_DELAY, self._flush_evacks)
+            self._evack_timer = self._loop.call_later(self.evack_delay, self._flush_evacks)
 
     def _flush_evacks(self) -> None:
         self._evack_timer = None

@@ -59,6 +59,10 @@ RECEIVE_BUFFER = 256 * 1024
 # max_queued_messages) and what overflows it is dropped there, for the boards to resend: a backlog
 # of a fraction of a second, not whatever the kernel's buffers hold (gmqtt's default is 65,535).
 RECEIVE_MAXIMUM = 5000
+# Each evack is a QoS 1 message, and Mosquitto lets 20 be unacknowledged: one per board every 10 ms
+# (serial's pace) was 10,000 a second at 100 tables, nearly all superseded while they waited. A board
+# resends only after a second without one.
+EVACK_EVERY = 0.05
 VERSIONS = {MQTTv50: "MQTT 5", MQTTv311: "MQTT 3.1.1"}
 # gmqtt logs every lost connection as a warning with a traceback; the transport says it in words
 # (links, notes). Its errors still show.
@@ -222,12 +226,7 @@ class _Client(gmqtt.Client):
                 props = b"\x05\x02" + left.to_bytes(4, "big")  # message expiry interval (s)
         elif v5:
             props = b"\x00"
-        head = self._headers.get(topic)
-        if head is None:
-            if len(self._headers) >= TOPICS_KNOWN:
-                self._headers.clear()
-            t = topic.encode()
-            head = self._headers[topic] = len(t).to_bytes(2, "big") + t
+        head = self._headers.get(topic) or self._header(topic)
         if qos:
             try:
                 mid = self._package_handler.id_generator.next_id()
@@ -241,6 +240,22 @@ class _Client(gmqtt.Client):
         if qos:
             self.sent[mid] = msg
             self._persistent_storage.push_message(mid, packet)  # resent as is on a resumed session
+        return True
+
+    def _header(self, topic: str) -> bytes:
+        if len(self._headers) >= TOPICS_KNOWN:
+            self._headers.clear()
+        t = topic.encode()
+        head = self._headers[topic] = len(t).to_bytes(2, "big") + t
+        return head
+
+    def publish0(self, topic: str, payload: bytes, retain: bool) -> bool:
+        """A QoS 0 PUBLISH now (nothing to wait for, nothing kept); False if the link is down."""
+        if not self.is_connected:
+            return False
+        body = (self._headers.get(topic) or self._header(topic)) + (
+            b"\x00" if self._connection_state.protocol_version == MQTTv50 else b"") + payload
+        self._connection.send_package(_fixed_header(0x30 | bool(retain), len(body)) + body)
         return True
 
     def drain(self) -> None:
@@ -404,6 +419,8 @@ class MqttTransport(Transport):
     and publish_raw() reach topics outside battlement/.
     """
 
+    evack_delay = EVACK_EVERY
+
     def __init__(
         self,
         url: str,
@@ -461,8 +478,10 @@ class MqttTransport(Transport):
         c = self._client
         if c is None or not (qos or self._up):
             return False
+        if not qos:
+            return c.publish0(topic_name, payload, retain)
         # A retained state supersedes its own waiting predecessor: only the last one is ever read.
-        c.send(topic_name, payload, qos, retain, None, (topic_name,) if retain and qos else None)
+        c.send(topic_name, payload, qos, retain, None, (topic_name,) if retain else None)
         return self._up
 
     # --- the connection ---------------------------------------------------------------------
