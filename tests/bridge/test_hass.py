@@ -20,6 +20,7 @@ import pytest
 from battlement import hass, tables
 from battlement.bridge import Bridge
 from battlement.errors import UserError
+from support.aio import running
 
 import shared_rules
 
@@ -172,9 +173,7 @@ def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_
     maps = [pong_table("ha-pong"), ringo_table("ha-ringo")]
 
     async def go():
-        b = Bridge(maps, str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True)
-        await b.start()
-        try:
+        async with running(Bridge(maps, str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True)) as b:
             avail = b.hass.avail
             await until(lambda: ha.last(avail) == b"online", what="the bridge's availability")
             n_configs = sum(3 + len(t.boards) for t in maps)
@@ -237,8 +236,6 @@ def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_
             assert {e["event_type"] for e in events} <= set(play["event_types"])
             assert "hit" in {e["event_type"] for e in events}
             assert b.hass.counters["unsent"] == 0
-        finally:
-            await b.stop()
         assert ha.last(avail) == b"offline"  # a clean stop says so itself
 
     try:
@@ -252,9 +249,8 @@ def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fres
     ha = HomeAssistant(broker)
 
     async def go():
-        b = Bridge([ringo_table("ha-birth")], str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True)
-        await b.start()
-        try:
+        bridge = Bridge([ringo_table("ha-birth")], str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True)
+        async with running(bridge) as b:
             await until(lambda: len(ha.configs()) == 3 + len(b.tmaps["ha-birth"].boards), what="discovery")
             first = ha.configs()
             ha.clear()
@@ -270,8 +266,6 @@ def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fres
                 late.close()
             assert ha.last(hass.game_topic("ha-birth")) is not None  # and the state with it
             assert b.hass.counters["ha-restarts"] == 1
-        finally:
-            await b.stop()
 
     try:
         asyncio.run(go())
@@ -316,18 +310,15 @@ def test_no_hass_publishes_nothing_for_home_assistant(mosquitto_fresh, tmp_path)
     ha = HomeAssistant(broker)
 
     async def go():
-        b = Bridge([ringo_table("ha-off")], str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True,
-                   hass_prefix=None)
-        await b.start()
-        try:
+        bridge = Bridge([ringo_table("ha-off")], str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True,
+                        hass_prefix=None)
+        async with running(bridge) as b:
             sim = b.sims["ha-off"]
             await until(lambda: all(sim.led_of(o) for o in sim.tmap.objects), what="the table lit")
             sim.press("b5", 0)
             sim.press("b4", 1)
             await until(lambda: b.sessions["ha-off"].match.view()["cells"].get("b4"), what="a move")
             await asyncio.sleep(0.3)
-        finally:
-            await b.stop()
 
     try:
         asyncio.run(go())

@@ -13,6 +13,7 @@ from battlement.bridge import Bridge
 from battlement.fwsim import FirmwareProcess
 from battlement.messages import Event, Led
 from battlement.tables import for_game
+from support.aio import running
 from support.procs import PtyPair
 
 from .conftest import until
@@ -27,9 +28,7 @@ def test_a_pixel_lit_after_the_whole_strip_in_one_burst_stays_lit(tmp_path):
     fw = FirmwareProcess(BOARD, pinmap=str(ROOT / "hardware" / "boards" / (BOARD + ".json")), port=pair.b)
 
     async def go():
-        b = Bridge([for_game("plingpong")], str(tmp_path / "j.sqlite"), serial=[pair.a])
-        await b.start()
-        try:
+        async with running(Bridge([for_game("plingpong")], str(tmp_path / "j.sqlite"), serial=[pair.a])) as b:
             fw.start()
             await until(lambda: BOARD in b.transports[0].boards, timeout=30, what="the board's hello")
             table = b.sessions["plingpong"].table
@@ -56,8 +55,6 @@ def test_a_pixel_lit_after_the_whole_strip_in_one_burst_stays_lit(tmp_path):
                 await asyncio.get_running_loop().run_in_executor(None, fw.wait_pixels, shown, 30)
             except TimeoutError:
                 raise AssertionError("the strip shows %s, not red with pixel 5 blue" % fw.pixels()[1:14]) from None
-        finally:
-            await b.stop()
 
     try:
         asyncio.run(go())

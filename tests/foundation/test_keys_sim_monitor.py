@@ -26,6 +26,18 @@ def _keys_file(tmp_path, board="tower-1"):
     return f
 
 
+def _ringo_map(tmp_path):
+    tmap = tmp_path / "ringo.toml"
+    shutil.copy(tables.default_path("ringo"), tmap)
+    return tmap
+
+
+def _sim(tmap):
+    """`battlement sim` for that table map, its output read by wait_line."""
+    return subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--wait", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def test_monitor_with_the_keys_checks_every_mac_and_acknowledges_nothing(pty_pair, tmp_path):
     keys = _keys_file(tmp_path)
     proc = monitor("--serial", pty_pair.a, "--keys", str(keys), "--every", "0.3", "--seconds", "40")
@@ -60,12 +72,10 @@ def test_monitor_without_keys_says_it_cannot_check(pty_pair):
 
 
 def test_sim_signs_with_the_keys_file_beside_the_table_map(tmp_path):
-    tmap = tmp_path / "ringo.toml"
-    shutil.copy(tables.default_path("ringo"), tmap)
+    tmap = _ringo_map(tmp_path)
     board = min(tables.load(str(tmap)).boards)
     boardkeys.path_for(tmap).write_text('[keys]\n%s = "%s"\n' % (board, KEY.hex()))
-    proc = subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--wait", "30"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _sim(tmap)
     try:
         lines = wait_line(proc, "# board %s" % board)
         assert any("boards sign with the keys in %s (1 of them)" % boardkeys.path_for(tmap) in x for x in lines)
@@ -88,10 +98,8 @@ def test_sim_signs_with_the_keys_file_beside_the_table_map(tmp_path):
 
 
 def test_sim_without_keys_says_its_boards_do_not_sign(tmp_path):
-    tmap = tmp_path / "ringo.toml"
-    shutil.copy(tables.default_path("ringo"), tmap)
-    proc = subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--wait", "30"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tmap = _ringo_map(tmp_path)
+    proc = _sim(tmap)
     try:
         wait_line(proc, "boards do not sign (no keys file")
     finally:
