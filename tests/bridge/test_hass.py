@@ -98,6 +98,14 @@ class HomeAssistant:
         self.c.loop_stop()
 
 
+@pytest.fixture
+def ha(mosquitto_fresh):
+    """Home Assistant's view of the test's broker, connected before the bridge starts."""
+    h = HomeAssistant(mosquitto_fresh)
+    yield h
+    h.close()
+
+
 def render(template: str, payload: bytes):
     """Home Assistant's template, for the two forms the discovery uses."""
     m = TEMPLATE.match(template)
@@ -167,9 +175,8 @@ async def play_one_input(b: Bridge, table: str, rng: random.Random) -> dict:
     return inp
 
 
-def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_game(mosquitto_fresh, tmp_path):
+def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_game(mosquitto_fresh, ha, tmp_path):
     broker = mosquitto_fresh
-    ha = HomeAssistant(broker)
     maps = [pong_table("ha-pong"), ringo_table("ha-ringo")]
 
     async def go():
@@ -238,15 +245,11 @@ def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_
             assert b.hass.counters["unsent"] == 0
         assert ha.last(avail) == b"offline"  # a clean stop says so itself
 
-    try:
-        asyncio.run(go())
-    finally:
-        ha.close()
+    asyncio.run(go())
 
 
-def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fresh, tmp_path):
+def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fresh, ha, tmp_path):
     broker = mosquitto_fresh
-    ha = HomeAssistant(broker)
 
     async def go():
         bridge = Bridge([ringo_table("ha-birth")], str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True)
@@ -267,47 +270,40 @@ def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fres
             assert ha.last(hass.game_topic("ha-birth")) is not None  # and the state with it
             assert b.hass.counters["ha-restarts"] == 1
 
-    try:
-        asyncio.run(go())
-    finally:
-        ha.close()
+    asyncio.run(go())
 
 
-def test_the_bridges_availability_goes_offline_when_it_is_killed_and_its_ids_stay(bridge_process, mosquitto_fresh):
+def test_the_bridges_availability_goes_offline_when_it_is_killed_and_its_ids_stay(bridge_process, mosquitto_fresh,
+                                                                                 ha):
     broker = mosquitto_fresh
-    ha = HomeAssistant(broker)
+    bp = bridge_process("--game", "ringo", "--simulate", "--mqtt", broker.url)
+    assert "Home Assistant: discovery under homeassistant/" in bp.output()
+    avail = hass.availability_topic(hass.bridge_id(["ringo"]))
+    deadline = time.monotonic() + 10
+    while (ha.last(avail) != b"online" or len(ha.configs()) < 3) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ha.last(avail) == b"online"
+    first = ha.configs()
+    bp.kill9()
+    while ha.last(avail) != b"offline" and time.monotonic() < deadline + 10:
+        time.sleep(0.05)
+    assert ha.last(avail) == b"offline"  # the last will: Home Assistant shows every entity unavailable
+    later = HomeAssistant(broker)  # one that connects afterwards learns it too (retained)
     try:
-        bp = bridge_process("--game", "ringo", "--simulate", "--mqtt", broker.url)
-        assert "Home Assistant: discovery under homeassistant/" in bp.output()
-        avail = hass.availability_topic(hass.bridge_id(["ringo"]))
-        deadline = time.monotonic() + 10
-        while (ha.last(avail) != b"online" or len(ha.configs()) < 3) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert ha.last(avail) == b"online"
-        first = ha.configs()
-        bp.kill9()
-        while ha.last(avail) != b"offline" and time.monotonic() < deadline + 10:
-            time.sleep(0.05)
-        assert ha.last(avail) == b"offline"  # the last will: Home Assistant shows every entity unavailable
-        later = HomeAssistant(broker)  # one that connects afterwards learns it too (retained)
-        try:
-            time.sleep(0.3)
-            assert later.last(avail) == b"offline"
-        finally:
-            later.close()
-        ha.clear()
-        bp.start()  # the same table again: the same topics, unique ids and devices
-        deadline = time.monotonic() + 10
-        while (ha.last(avail) != b"online" or len(ha.configs()) < len(first)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert ha.last(avail) == b"online" and ha.configs() == first
+        time.sleep(0.3)
+        assert later.last(avail) == b"offline"
     finally:
-        ha.close()
+        later.close()
+    ha.clear()
+    bp.start()  # the same table again: the same topics, unique ids and devices
+    deadline = time.monotonic() + 10
+    while (ha.last(avail) != b"online" or len(ha.configs()) < len(first)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ha.last(avail) == b"online" and ha.configs() == first
 
 
-def test_no_hass_publishes_nothing_for_home_assistant(mosquitto_fresh, tmp_path):
+def test_no_hass_publishes_nothing_for_home_assistant(mosquitto_fresh, ha, tmp_path):
     broker = mosquitto_fresh
-    ha = HomeAssistant(broker)
 
     async def go():
         bridge = Bridge([ringo_table("ha-off")], str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True,
@@ -320,12 +316,9 @@ def test_no_hass_publishes_nothing_for_home_assistant(mosquitto_fresh, tmp_path)
             await until(lambda: b.sessions["ha-off"].match.view()["cells"].get("b4"), what="a move")
             await asyncio.sleep(0.3)
 
-    try:
-        asyncio.run(go())
-        mine = [t for t, _p, _r in ha.got if t.startswith(("homeassistant/", "battlement/bridge/")) or t.endswith(("/game", "/event"))]
-        assert mine == []
-    finally:
-        ha.close()
+    asyncio.run(go())
+    mine = [t for t, _p, _r in ha.got if t.startswith(("homeassistant/", "battlement/bridge/")) or t.endswith(("/game", "/event"))]
+    assert mine == []
 
 
 def test_every_sensed_input_of_every_game_is_an_event_type():
