@@ -38,6 +38,7 @@ from battlement.sound import Sound
 from battlement.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
 from battlement.tables import TableMap, default_path, for_game, load
 from battlement.tokens import HOST_CODE_MIN, new_code
+from battlement.transport import BadCommand, MqttTransport, NoRoute, SerialTransport
 from battlement.transport.args import add_mqtt_login
 from battlement.transport.mqtt import check_ca
 from battlement.transport.mqtt import topic as mqtt_topic
@@ -116,8 +117,6 @@ class Bridge:
     # --- start / stop ----------------------------------------------------------------
 
     async def start(self) -> None:
-        from battlement.transport import MqttTransport, SerialTransport
-
         for table, tmap in list(self.tmaps.items()):
             # a simulated table switched to another game before a restart opens with that game
             g = self.journal.open_game(table) if self.switchable(table) else None
@@ -332,8 +331,6 @@ class Bridge:
         return send
 
     def _deliver(self, led: Led) -> None:
-        from battlement.transport import BadCommand, MqttTransport, NoRoute
-
         now = (led.pattern, led.rgb, led.period_ms)
         shown = self._shown.get((led.table, led.board))
         if shown is not None and shown.get(led.target) == now:
@@ -494,8 +491,6 @@ class Bridge:
 
     def _switch(self, table: str, game: str) -> None:
         """New simulated boards for the game: the old ones' ports closed, the new ones' opened."""
-        from battlement.transport import SerialTransport
-
         tmap = self._map_for(table, game)
         old = self.sims.pop(table, None)
         serial = next((t for t in self.transports if isinstance(t, SerialTransport)), None)
