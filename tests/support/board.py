@@ -196,6 +196,12 @@ class MqttBoard(_Outbox):
         self.client.disconnect()
         self.client.loop_stop()
 
+    def power_off(self):
+        """Gone without a word, as a board that loses power: the broker finds the link dead and
+        publishes the board's will (offline)."""
+        self.client.loop_stop()
+        self.client.socket().close()
+
     def _on_connect(self, client, userdata, flags, rc, props):
         # Like the firmware: no Nagle delay, or a frame waits ~40 ms behind an unacknowledged PUBACK.
         sock = client.socket()
