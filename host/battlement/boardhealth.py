@@ -12,6 +12,7 @@ import json
 import time
 
 from battlement.hardware import BOARDS
+from battlement.transport.base import in_order
 
 RECENT_WIDTHS = 24  # breaks kept per beam for the plot
 DEFAULT_MIN_PULSE_US = 1000  # firmware/app.py DEFAULTS["min_pulse_us"]
@@ -35,19 +36,7 @@ class BoardWatch:
         self.hellos: dict[tuple, dict] = {}  # (table, board) -> its last hello
         self.sensed: dict[tuple, dict] = {}  # (table, board, sensor) -> last trigger, recent beam widths
         self._thresholds: dict[str, dict[str, int]] = {}
-        self._kinds: dict[tuple, dict[str, str]] = {}
-        # (table, board) -> {"online", "at"} from the MQTT status topics (the board's will says offline): the
-        # transport keys its own by board id, which two tables on one broker may share
-        self.status: dict[tuple, dict] = {}
-
-    def status_message(self, name: str, payload: bytes) -> None:
-        """battlement/<table>/<board>/status, as the broker delivers it (a subscription of the bridge's)."""
-        parts = name.split("/")
-        if len(parts) == 4 and payload in (b"online", b"offline"):
-            online = payload == b"online"
-            was = self.status.get((parts[1], parts[2]))
-            if was is None or was["online"] != online:
-                self.status[(parts[1], parts[2])] = {"online": online, "at": time.time()}  # (map, board) -> sensor kinds (the map asks the game)
+        self._kinds: dict[tuple, dict[str, str]] = {}  # (table, map, board) -> sensor kinds (the map asks the game)
 
     def hello(self, table: str, msg) -> None:
         self.hellos[(table, msg.board)] = {"at": time.time(), "boot": "%x" % msg.boot, "firmware": msg.firmware,
@@ -65,7 +54,7 @@ class BoardWatch:
 
     def forget(self, table: str) -> None:
         """The table's boards changed (a simulated table switched game)."""
-        for d in (self.hellos, self.sensed, self.status):
+        for d in (self.hellos, self.sensed):
             for k in [k for k in d if k[0] == table]:
                 del d[k]
 
@@ -74,40 +63,39 @@ class BoardWatch:
             self._thresholds[board] = beam_thresholds(board)
         return self._thresholds[board].get(sensor, DEFAULT_MIN_PULSE_US)
 
-    def _state(self, table: str, board: str, transports: list) -> tuple[str, object]:
-        """("online" / "offline" / "never seen", the transport that heard it last, if any)."""
-        link, online = None, None
+    def state(self, table: str, board: str, transports: list) -> tuple[str, object, float | None]:
+        """("online" / "offline" / "never seen", the transport that heard its hello, when its link last went
+        up or down). The transports key the board by table too: another table's board of the same id is not it."""
+        link, online, since = None, None, None
         for t in transports:
-            if board in t.boards:
-                link, online = t, bool(t.online.get(board))
-        status = self.status.get((table, board))
-        if status is not None:  # this table's own board, not one of the same id on another table
-            online = status["online"]
+            key = t.key_of(table, board)
+            if key in t.online:
+                online, since = t.online[key], t.since.get(key)
+                if key in t.boards:
+                    link = t
         state = ("offline" if online is False else "never seen" if (table, board) not in self.hellos or online is None
                  else "online")
-        return state, link
+        return state, link, since
 
     def links(self, tmaps: dict, transports: list) -> dict[str, dict]:
         """table -> how many of its boards are online, for every page beside "live": the report's states
         without the rest of it (the bridge asks every half second; 100 tables' sensors took 15 ms to list)."""
         out = {}
         for table, tmap in tmaps.items():
-            states = [(board, self._state(table, board, transports)[0]) for board in sorted(tmap.boards)]
+            states = [(board, self.state(table, board, transports)[0]) for board in sorted(tmap.boards)]
             out[table] = {"boards": len(states), "online": sum(st == "online" for _b, st in states),
                           "offline": [b for b, st in states if st == "offline"]}
         return out
 
     def report(self, tmaps: dict, transports: list, names: dict, beats: dict) -> dict:
         """{"boards": one entry per mapped board, "unknown": boards heard that no map lists}."""
-        out, mapped = [], set()
+        out = []
         for table in sorted(tmaps):
             tmap = tmaps[table]
             leds = collections.Counter(o.led_board for o in tmap.objects.values() if o.led_board)
             for board in sorted(tmap.boards):
-                mapped.add(board)
-                state, t = self._state(table, board, transports)
+                state, t, since = self.state(table, board, transports)
                 link = None if t is None else names.get(id(t), type(t).__name__)
-                status = self.status.get((table, board))
                 hello = self.hellos.get((table, board))
                 sensors = []
                 key = (table, tmap.path, board)
@@ -125,17 +113,17 @@ class BoardWatch:
                     sensors.append(entry)
                 missing = sorted(set(kinds) - set(hello["sensors"])) if hello else []
                 out.append({"table": table, "board": board, "state": state, "link": link, "hello": hello,
-                            "since": status["at"] if status else None,
+                            "since": since,
                             "beat": beats.get((table, board)), "sensors": sensors, "leds": leds.get(board, 0),
                             "missing": missing})
         unknown = []
         for t in transports:
-            for board in sorted(t.boards):
-                if board not in mapped:
-                    h = t.boards[board]
-                    unknown.append({"board": board, "link": names.get(id(t), type(t).__name__),
-                                    "table": h.table, "online": bool(t.online.get(board)),
-                                    "words": "board %s%s on %s is on no table map this bridge serves" % (
-                                        board, " (table %s)" % h.table if h.table else "", names.get(id(t), "?"))})
+            mapped = {t.key_of(table, board) for table, tmap in tmaps.items() for board in tmap.boards}
+            for key in sorted(set(t.boards) - mapped, key=in_order):
+                board, h = key[1], t.boards[key]
+                unknown.append({"board": board, "link": names.get(id(t), type(t).__name__),
+                                "table": h.table, "online": bool(t.online.get(key)),
+                                "words": "board %s%s on %s is on no table map this bridge serves" % (
+                                    board, " (table %s)" % h.table if h.table else "", names.get(id(t), "?"))})
         return {"boards": out, "unknown": unknown}
 

@@ -40,8 +40,8 @@ from battlement.tables import TableMap, default_path, for_game, load
 from battlement.tokens import HOST_CODE_MIN, new_code
 from battlement.transport import BadCommand, MqttTransport, NoRoute, SerialTransport
 from battlement.transport.args import add_mqtt_login
+from battlement.transport.base import in_order
 from battlement.transport.mqtt import check_ca
-from battlement.transport.mqtt import topic as mqtt_topic
 
 log = logging.getLogger("battlement.bridge")
 
@@ -65,13 +65,16 @@ class Bridge:
             raise UserError("two table maps use the same table id: %s" % ", ".join(sorted(tables)))
         if not (serial or mqtt or simulate):
             raise UserError("no boards to listen to: give --serial PORT, --mqtt URL or --simulate")
-        if serial and len(tmaps) > 1:
+        # On serial (and simulated boards without --mqtt, which are on ptys) a hello says no table: the
+        # board's id alone names it, so two tables' boards of one id would be taken for one.
+        if (serial or simulate and not mqtt) and len(tmaps) > 1:
             owners: dict[str, str] = {}
             for t in tmaps:
                 for b in t.boards:
                     if b in owners:
-                        raise UserError("board %s is on tables %s and %s: on serial, board ids must be unique"
-                                        % (b, owners[b], t.table))
+                        raise UserError("board %s is on tables %s and %s: on serial, board ids must be unique%s"
+                                        % (b, owners[b], t.table, "" if serial else
+                                           " (simulated boards are on serial ports without --mqtt)"))
                     owners[b] = t.table
         if host_code is not None and len(host_code) < HOST_CODE_MIN:
             raise UserError("--host-code must be at least %d characters (got %d); leave it out for a random one"
@@ -155,8 +158,6 @@ class Bridge:
                 for board, key in ks.items():
                     t.keys[(table if isinstance(t, MqttTransport) else None, board)] = key
             t.signed = bool(t.keys)
-            if isinstance(t, MqttTransport):  # each table's boards online or offline, by table
-                t.subscribe_extra(mqtt_topic("+", "+", "status"), self.watch.status_message)
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
             # Flow control: once the pump is behind, the transport stops reading its links until it has
@@ -397,7 +398,9 @@ class Bridge:
         for t in self.transports:
             name = self.names.get(id(t), type(t).__name__)
             transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
-                               "paused": t.paused(), "boards": {b: bool(t.online.get(b)) for b in sorted(t.boards)},
+                               "paused": t.paused(),
+                               "boards": [{"table": table, "board": board, "online": bool(t.online.get((table, board)))}
+                                          for table, board in sorted(t.boards, key=in_order)],
                                "rejected": list(self.rejected.get(name, ()))})
         return {
             "tasks": self.supervisor.health(),
@@ -433,7 +436,9 @@ class Bridge:
     def led_test(self, table: str, board: str) -> dict:
         """The health section's LED test: the board's lights blink white for a moment through the normal
         LED path, then show the game again."""
-        tmap = self.tmaps[table]
+        tmap = self.tmaps.get(table)
+        if tmap is None:
+            return {"ok": False, "message": "this bridge serves no table %r" % table}
         if board not in tmap.boards:
             return {"ok": False, "message": "table %s has no board %r" % (table, board)}
         targets = sorted({o.led for o in tmap.objects.values() if o.led_board == board and o.led})
@@ -442,8 +447,8 @@ class Bridge:
         s = self.sessions[table]
         for target in targets:
             s.send(Led(board, target, "blink", 0xFFFFFF, 300, table))
-        self._note("LED test: board %s blinks its %d light%s for %.0f s" % (
-            board, len(targets), "" if len(targets) == 1 else "s", LED_TEST_SECONDS))
+        self._note("LED test: board %s/%s blinks its %d light%s for %.0f s" % (
+            table, board, len(targets), "" if len(targets) == 1 else "s", LED_TEST_SECONDS))
         asyncio.get_running_loop().call_later(LED_TEST_SECONDS, s.forget_board, board)  # the game's lights back
         return {"ok": True, "message": "", "lights": len(targets)}
 

@@ -171,18 +171,10 @@ class _Counters:
         up = GaugeMetricFamily("battlement_board_online", "1 if the board's link is up and it said hello, else 0",
                                labels=["table", "board"])
         online = GaugeMetricFamily("battlement_boards_online", "Boards of the table online", labels=["table"])
-        heard: dict[tuple, bool] = {}
-        for t in b.transports:
-            for board, is_up in t.online.items():
-                hello = t.boards.get(board)
-                table = getattr(hello, "table", None)
-                for name, tmap in b.tmaps.items():
-                    if (table is None or table == name) and board in tmap.boards:
-                        heard[(name, board)] = heard.get((name, board), False) or bool(is_up)
         for name, tmap in sorted(b.tmaps.items()):
             n = 0
             for board in sorted(tmap.boards):
-                v = heard.get((name, board), False)
+                v = b.watch.state(name, board, b.transports)[0] == "online"  # as the host page's card says
                 up.add_metric([name, board], 1 if v else 0)
                 n += v
             online.add_metric([name], n)

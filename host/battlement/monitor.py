@@ -26,6 +26,7 @@ from battlement import tables
 from battlement.errors import UserError
 from battlement.messages import Beat, Event, Hello, Reply
 from battlement.transport import args as transport_args
+from battlement.transport.base import in_order, named
 
 EPILOG = """examples:
   battlement monitor --serial /dev/ttyACM0
@@ -90,7 +91,8 @@ def describe(msg) -> str:
 def counters_line(t) -> str:
     c = t.counters
     rejected = " ".join("%s %d" % (k, c[k]) for k in sorted(c) if k != "accepted" and c[k]) or "none"
-    boards = " ".join("%s(%s)" % (b, "up" if t.online.get(b) else "down") for b in sorted(t.boards)) or "none yet"
+    boards = " ".join("%s(%s)" % (named(k), "up" if t.online.get(k) else "down")
+                      for k in sorted(t.boards, key=in_order)) or "none yet"
     links = " ".join("%s: %s" % (k, t.links[k]) for k in sorted(t.links))
     return "== accepted %d | rejected/noted: %s | boards: %s | %s" % (c["accepted"], rejected, boards, links)
 

@@ -192,7 +192,8 @@ def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_
             # every state topic is published (the boards' status retained by the boards themselves)
             sim = b.sims["ha-ringo"]
             await until(lambda: all(sim.led_of(o) for o in sim.tmap.objects), what="Ringo lit")
-            await until(lambda: set(maps[0].boards) <= set(b.transports[0].boards), what="Pong's boards' hello")
+            await until(lambda: {(maps[0].table, x) for x in maps[0].boards} <= set(b.transports[0].boards),
+                        what="Pong's boards' hello")
             for uid, (comp, cfg) in by_id.items():
                 if comp != "event":
                     await until(lambda cfg=cfg: ha.last(cfg["state_topic"]) is not None, what="state of " + uid)

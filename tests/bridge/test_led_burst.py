@@ -30,7 +30,7 @@ def test_a_pixel_lit_after_the_whole_strip_in_one_burst_stays_lit(tmp_path):
     async def go():
         async with running(Bridge([for_game("plingpong")], str(tmp_path / "j.sqlite"), serial=[pair.a])) as b:
             fw.start()
-            await until(lambda: BOARD in b.transports[0].boards, timeout=30, what="the board's hello")
+            await until(lambda: (None, BOARD) in b.transports[0].boards, timeout=30, what="the board's hello")
             table = b.sessions["plingpong"].table
             handle = b.handle
 

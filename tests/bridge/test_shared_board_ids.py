@@ -13,6 +13,7 @@ from battlement.messages import Beat, up_frame
 from support.board import MqttBoard
 from support.overload import table_files
 
+from .conftest import Ws
 from .test_metrics import samples, scrape, value
 
 BOARD = "ring-5"
@@ -87,6 +88,18 @@ def test_two_tables_with_the_same_board_ids_each_see_their_own_board(bridge_proc
         assert sorted((x["table"], x["board"], x["online"]) for x in h["transports"][0]["boards"]) == [
             (a, BOARD, True), (b, BOARD, True)]
 
+        # The LED test on B's ring-5 card, from A's host page: B's board blinks, A's does not.
+        host = Ws(bridge.url, role="host", table=a, code=bridge.host_code)
+        try:
+            assert host.act(action="led-test", table=b, board=BOARD)["ok"]
+        finally:
+            host.close()
+
+        def tested(board):
+            return [f for f in board.down_of("led") if f[3] == "blink" and f[4] == 0xFFFFFF]
+        wait(lambda: len(tested(board_b)) == 8, "B's ring-5 blinking")
+        assert tested(board_a) == []
+
         # A ring-5 of a table this bridge does not serve says hello: it is named, and changes neither table.
         other = MqttBoard(mosquitto.port, stranger, board=BOARD, boot=0xC1, sensors=sensors).start()
         boards.append(other)
@@ -106,3 +119,20 @@ def test_two_tables_with_the_same_board_ids_each_see_their_own_board(bridge_proc
     finally:
         for board in boards:
             board.stop()
+
+
+def test_two_simulated_tables_with_the_same_board_ids_on_ptys_are_refused_in_one_line(tmp_path):
+    """Simulated boards without --mqtt are on serial ports, where a board's id alone names it (its hello
+    says no table): refused at start as two serial tables with one board id are, before anything mixes."""
+    import subprocess
+
+    from support.procs import free_port
+
+    from .conftest import BATTLEMENT
+
+    args = [BATTLEMENT, "run", "--simulate", "--journal", str(tmp_path / "j.sqlite"), "--port", str(free_port())]
+    for _tid, f in table_files(tmp_path, 2, prefix="ptys"):
+        args += ["--table", f]
+    r = subprocess.run(args, check=False, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
+    assert "board castle is on tables ptys-0 and ptys-1" in r.stderr and "--mqtt" in r.stderr

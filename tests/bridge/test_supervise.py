@@ -20,7 +20,7 @@ def test_an_event_with_a_number_sqlite_cannot_hold_stops_nothing(tmp_path):
     async def go():
         async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
             t = b.transports[0]
-            boot = t.boards["ring-5"].boot
+            boot = t.boards[(None, "ring-5")].boot
             t._deliver(Event(None, "ring-5", boot, 1 << 64, "zz", "presence", 1 << 63, 0, 0))
             await until(lambda: b.journal.errors == 1, what="the odd row journalled")
             await _move(sim, s, "c5", "c4")  # every later event is journalled and applied
@@ -43,7 +43,7 @@ def test_a_message_that_breaks_its_handler_is_counted_and_logged_and_the_next_go
                 return place(ev, *args)
             s.router.place = broken
             t = b.transports[0]
-            t._deliver(Event(None, "ring-5", t.boards["ring-5"].boot, 4242, "b", "presence", 0, 0, 0))
+            t._deliver(Event(None, "ring-5", t.boards[(None, "ring-5")].boot, 4242, "b", "presence", 0, 0, 0))
             await until(lambda: b.counters["handler-errors"] == 1, what="the failure counted")
             await _move(sim, s, "c5", "c4")
             assert any("a fault in the rules' plumbing" in n and "4242" in n for n in b.notes)

@@ -132,14 +132,14 @@ def test_mqtt_broker_restart_loses_and_duplicates_nothing(mosquitto_fresh):
             assert reply.ok and reply.msgid == msgid
             fw.wait_pixels(lambda px: px[1] == (0, 255, 0))
             fw.wait_pixels(lambda px: px[1] == (0, 0, 0))
-            assert t.online["plingpong-1"] is True
+            assert t.online[("hall-7", "plingpong-1")] is True
             # The board dies without a goodbye: the broker publishes its last will.
             fw.proc.kill()
             for _ in range(100):
-                if t.online["plingpong-1"] is False:
+                if t.online[("hall-7", "plingpong-1")] is False:
                     break
                 await asyncio.sleep(0.1)
-            assert t.online["plingpong-1"] is False
+            assert t.online[("hall-7", "plingpong-1")] is False
         finally:
             fw.stop()
             await t.stop()

@@ -140,19 +140,19 @@ def test_half_open_link_reconnects_and_the_old_will_never_lands_after_online(mos
         drop(fw, 5, 5)
         seen += await events(t, 5, timeout=20)  # reconnected through a fresh connection
         assert_once_in_order(seen, 10)
-        assert t.online["plingpong-1"] is True
+        assert t.online[("faults-3", "plingpong-1")] is True
         # Past the moment the broker would have timed the old session out: the stable client id
         # made the new session take it over, so no stale 'offline' lands after 'online'.
         await asyncio.sleep(3.5)
-        assert t.online["plingpong-1"] is True, "the old session's will said offline after online"
+        assert t.online[("faults-3", "plingpong-1")] is True, "the old session's will said offline after online"
         late = MqttTransport(mosquitto.url, table="faults-3")  # a newcomer reads the retained status
         await late.start()
         try:
             for _ in range(50):
-                if "plingpong-1" in late.online:
+                if ("faults-3", "plingpong-1") in late.online:
                     break
                 await asyncio.sleep(0.05)
-            assert late.online.get("plingpong-1") is True
+            assert late.online.get(("faults-3", "plingpong-1")) is True
         finally:
             await late.stop()
         await no_more_events(t, 0.2)
@@ -184,7 +184,7 @@ def test_tls_with_the_ca_from_the_config(tmp_path):
             # A broker whose certificate the board's CA did not sign is never trusted, and never a reset.
             wrong.wait_pixels(lambda px: px[0] == (0x40, 0, 0), timeout=10)
             await asyncio.sleep(1)
-            assert "plingpong-2" not in t.boards
+            assert ("faults-4", "plingpong-2") not in t.boards
             assert_no_reset(wrong)
             assert_no_reset(fw)
         finally:

@@ -109,7 +109,7 @@ async def broker_cycles(tmp_path, cycles, heapsize=None):
     got: list = []
     balls = Balls(fw, width_ms=6)
     try:
-        await until(lambda: "faults-1" in t.boards, 15, "the board's hello")
+        await until(lambda: ("faults", "faults-1") in t.boards, 15, "the board's hello")
         fds = open_fds(fw.proc.pid)
         balls.start()
         for cycle in range(cycles):

@@ -51,7 +51,7 @@ def test_events_arrive_once_and_led_commands_reach_the_board(mosquitto):
             msgs = await take(t, 5)
             assert events(msgs) == [(table, "tower-1", s) for s in range(1, 6)]
             await until(lambda: board.unacked() == [], what="board outbox trimmed by evack")
-            assert t.online["tower-1"] is True
+            assert t.online[(table, "tower-1")] is True
             msgid = await t.send(Led("tower-1", "ring", "chase", 0x3366FF, 800))
             reply = (await take(t, 1))[0]
             assert reply == Reply(table, "tower-1", msgid, True, "")

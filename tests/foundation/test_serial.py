@@ -122,7 +122,7 @@ def test_unplug_and_replug_reopens_without_restarting(pty_pair):
             board.close()
             pty_pair.unplug()
             await until(lambda: t.links[pty_pair.a] != "open", what="port noticed gone")
-            assert t.online["tower-1"] is False
+            assert t.online[(None, "tower-1")] is False
             pty_pair.replug()
             await until(lambda: t.links[pty_pair.a] == "open", what="port reopened")
             board.reboot(0xB008)  # a replugged board reboots: new boot id
@@ -131,7 +131,7 @@ def test_unplug_and_replug_reopens_without_restarting(pty_pair):
             board.event()
             msgs = await take(t, 2)
             assert msgs[0].boot == 0xB008 and events(msgs) == [("tower-1", 1)]
-            assert t.online["tower-1"] is True
+            assert t.online[(None, "tower-1")] is True
             # The host can talk to it again on the reopened port
             msgid = await t.send(Led("tower-1", "ring", "blink", 0xFF0000, 500))
             await asyncio.to_thread(board.pump, 0.3)
@@ -172,7 +172,7 @@ def test_commands_go_to_the_port_where_the_board_said_hello(tmp_path):
                 b1.hello()
                 b2.hello()
                 await take(t, 2)
-                assert t.boards["keep-2"].port == pairs[1].a
+                assert t.boards[(None, "keep-2")].port == pairs[1].a
                 await t.send(Led("keep-2", "flag", "solid", 0x00FF00))
                 await asyncio.to_thread(b1.pump, 0.2)
                 await asyncio.to_thread(b2.pump, 0.2)
@@ -243,7 +243,7 @@ def test_allow_list_and_protocol_version_are_enforced(pty_pair):
             msgs = await take(t, 1)
             assert msgs[0].board == "tower-1" and msgs[0].proto == wire.VERSION
             assert t.counters["unknown-board"] == 2 and t.counters["proto"] == 2
-            assert "keep-9" not in t.boards
+            assert (None, "keep-9") not in t.boards
 
     run(main())
 

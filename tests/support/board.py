@@ -184,6 +184,7 @@ class MqttBoard(_Outbox):
         c.on_message = self._on_message
         self.client = c
         self.host, self.port = host, port
+        self.powered_off = False
 
     def start(self):
         self.client.connect_async(self.host, self.port, keepalive=5)
@@ -193,12 +194,14 @@ class MqttBoard(_Outbox):
         return self
 
     def stop(self):
-        self.client.disconnect()
+        if not self.powered_off:
+            self.client.disconnect()
         self.client.loop_stop()
 
     def power_off(self):
         """Gone without a word, as a board that loses power: the broker finds the link dead and
         publishes the board's will (offline)."""
+        self.powered_off = True
         self.client.loop_stop()
         self.client.socket().close()
 

@@ -55,7 +55,7 @@
   function boardCards(parent, bh) {
     (bh.boards || []).forEach((b) => {
       const card = add(parent, "div", undefined, "board-card " + b.state.replace(" ", "-"));
-      card.dataset.board = b.board; card.dataset.state = b.state;
+      card.dataset.table = b.table; card.dataset.board = b.board; card.dataset.state = b.state;
       const head = add(card, "div", undefined, "board-head");
       add(head, "strong", b.table + "/" + b.board);
       add(head, "span", " " + STATE[b.state] + (b.link ? " on " + b.link : "") +
@@ -64,7 +64,7 @@
         const test = add(head, "button", "LED test", "led-test");
         test.title = "blink this board's " + b.leds + " lights for a moment";
         test.disabled = b.state !== "online";
-        test.onclick = () => send({ action: "led-test", board: b.board });
+        test.onclick = () => send({ action: "led-test", table: b.table, board: b.board });  // the card's table, not the page's
       }
       const h = b.hello, beat = b.beat;
       add(card, "div", "hello " + (h ? ago(h.at) + ", boot " + h.boot + ", firmware " + h.firmware + ", profile " + h.profile : "never"), "small board-hello");
@@ -101,7 +101,7 @@
     const dropped = boards.filter((b) => b.dropped);
     const words = [];
     words.push(troubled.length ? troubled.map((t) => t.words).join("; ") : "All " + tasks.length + " tasks running.");
-    if (dropped.length) words.push(dropped.map((b) => "board " + b.board + " dropped " + b.dropped + " event" + (b.dropped === 1 ? "" : "s") + " (its outbox overflowed)").join("; "));
+    if (dropped.length) words.push(dropped.map((b) => "board " + b.table + "/" + b.board + " dropped " + b.dropped + " event" + (b.dropped === 1 ? "" : "s") + " (its outbox overflowed)").join("; "));
     summary.textContent = words.join(" ");
     summary.className = "health-summary" + (troubled.length || dropped.length ? " warn" : "");
 
@@ -131,7 +131,7 @@
     const cards = bh.boards || [];
     const down = cards.filter((b) => b.state !== "online");
     if (cards.length) words.push(down.length ? down.length + " of " + cards.length + " boards not online: " +
-      down.map((b) => b.board + " " + b.state).join(", ") + "." : "All " + cards.length + " boards online.");
+      down.map((b) => b.table + "/" + b.board + " " + b.state).join(", ") + "." : "All " + cards.length + " boards online.");
     if ((bh.unknown || []).length) words.push(bh.unknown.length + " unknown board(s).");
     summary.textContent = words.join(" ");
     if (down.length || (bh.unknown || []).length) summary.className = "health-summary warn";

@@ -85,8 +85,11 @@ class Transport:
 
     def __init__(self, allow: list[str] | None = None):
         self.counters: dict[str, int] = {"accepted": 0}
-        self.boards: dict[str, Hello] = {}  # board id -> latest hello (with .port on serial)
-        self.online: dict[str, bool] = {}  # board id -> link up (serial port open / MQTT status)
+        # Boards by (table, board), as everything below keys them: two tables on one broker may use the same
+        # board ids. Table None on serial (key_of).
+        self.boards: dict[tuple, Hello] = {}  # (table, board) -> latest hello (with .port on serial)
+        self.online: dict[tuple, bool] = {}  # (table, board) -> link up (serial port open / MQTT status)
+        self.since: dict[tuple, float] = {}  # (table, board) -> when `online` last changed (time.time())
         self.links: dict[str, str] = {}  # port path or broker url -> state, for people
         self.allow = set(allow) if allow else None
         self.inbox = Inbox(self.counters)
@@ -208,9 +211,14 @@ class Transport:
             self._committed[key] = at
             self._due(key)
 
+    def key_of(self, table: str | None, board: str) -> tuple:
+        """What this transport keys table's board by (boards, online, since...): (table, board), or
+        (None, board) on serial, where a board's id alone names it."""
+        return (table if self.KEYED_BY_TABLE else None, board)
+
     def remember(self, table: str | None, board: str, boot: int, seqs) -> None:
         """Events of board's boot an earlier run applied (from the journal): never applied again."""
-        self.inbox.seed((table if self.KEYED_BY_TABLE else None, board), boot, seqs)
+        self.inbox.seed(self.key_of(table, board), boot, seqs)
 
     async def send(self, cmd) -> int:
         """Send Led/Config/Ping to its board; returns the msgid the board's ack/error will carry.
@@ -265,6 +273,11 @@ class Transport:
     def _note(self, text: str) -> None:
         if self.log:
             self.log(text)
+
+    def _set_online(self, key: tuple, up: bool) -> None:
+        if self.online.get(key) != up:
+            self.since[key] = time.time()
+        self.online[key] = up
 
     def _count(self, reason: str, n: int = 1) -> None:
         self.counters[reason] = self.counters.get(reason, 0) + n
@@ -347,9 +360,9 @@ class Transport:
             self._note("board %s booted (boot %x) on %s" % (msg.board, msg.boot, link if msg.table is None else "table " + link))
         if isinstance(link, str) and msg.table is None:
             msg = dataclasses.replace(msg, port=link)
-        self.boards[msg.board] = msg
+        self.boards[key] = msg
         self._sensors[key] = msg.sensors
-        self.online[msg.board] = True
+        self._set_online(key, True)
         self._route[key] = link
         self._pinged.pop(key, None)
         self._unsynced.discard(key)
@@ -437,7 +450,7 @@ class Transport:
         n += gap
         if now - at >= GAP_NOTE_EVERY:
             self._note("board %s: %d event(s) missing before seq %d%s"
-                       % (key[1], n, seq, " (since the last such note)" if n != gap else ""))
+                       % (named(key), n, seq, " (since the last such note)" if n != gap else ""))
             self._gaps[key] = (0, now)
         else:
             self._gaps[key] = (n, at)
@@ -479,13 +492,25 @@ class Transport:
     def _flush_evacks(self) -> None:
         self._evack_timer = None
         due, self._evack_due = self._evack_due, set()
-        for key in sorted(due, key=lambda k: (k[0] or "", k[1])):
+        for key in sorted(due, key=in_order):
             acked = self._committed.get(key) if self.acks_on_commit else self.inbox.acked(key)
             link = self._route.get(key)
             if acked is None or link is None:
                 continue
             table, board = key
             self._out(link, table, board, to_frame(EvAck(board, acked[0], acked[1], table), 0))
+
+
+def named(key: tuple) -> str:
+    """A board's key for people: table/board, or the board alone on serial."""
+    table, board = key
+    return board if table is None else "%s/%s" % (table, board)
+
+
+def in_order(key: tuple) -> tuple:
+    """Sort key of (table, board) keys, table None (serial) too."""
+    table, board = key
+    return (table or "", board)
 
 
 def _fast_fields(line: bytes) -> tuple | None:

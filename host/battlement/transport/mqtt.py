@@ -673,7 +673,7 @@ class MqttTransport(Transport):
         table, board, leaf = where
         if leaf == "status":
             if payload in (b"online", b"offline"):
-                self.online[board] = payload == b"online"
+                self._set_online((table, board), payload == b"online")
                 self._note("board %s/%s is %s" % (table, board, payload.decode()))
                 if payload == b"online" and (table, board) not in self._route and self._loop is not None:
                     # Its hello normally follows; if it went out before we subscribed, ask for it.
@@ -695,7 +695,7 @@ class MqttTransport(Transport):
             self._client.set_reading(True)
 
     def _hello_due(self, table: str, board: str) -> None:
-        if self._client is not None and self.online.get(board) and (table, board) not in self._route:
+        if self._client is not None and self.online.get((table, board)) and (table, board) not in self._route:
             self._ask_hello(board, None, table, table)
 
     def _link_for(self, board: str, table: str | None):
@@ -703,10 +703,11 @@ class MqttTransport(Transport):
         if (table, board) in self._route:  # it said hello on that table: its ids are known good
             return table
         if table is None:
-            hello = self.boards.get(board)
-            if hello is None:
-                raise NoRoute("board %s has not said hello on %s; give the command a table" % (board, self.url))
-            table = hello.table
+            on = sorted(t for t, b in self.boards if b == board)
+            if len(on) != 1:  # never heard, or a board id that several tables use
+                raise NoRoute("board %s has %s on %s; give the command a table" % (
+                    board, "said hello on tables %s" % ", ".join(on) if on else "not said hello", self.url))
+            table = on[0]
         check_id("board", board)
         return check_id("table", table)  # type: ignore[arg-type]
 

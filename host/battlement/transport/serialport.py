@@ -81,9 +81,10 @@ class SerialTransport(Transport):
         if path in self.ports:
             self.ports.remove(path)
         self.links.pop(path, None)
-        for board in [b for b, h in self.boards.items() if h.port == path]:
-            del self.boards[board]
-            self.online.pop(board, None)
+        for key in [k for k, h in self.boards.items() if h.port == path]:
+            del self.boards[key]
+            self.online.pop(key, None)
+            self.since.pop(key, None)
 
     async def start(self) -> None:
         await super().start()
@@ -128,7 +129,7 @@ class SerialTransport(Transport):
             self._loop.add_reader(port.fd, self._readable, path)
         self._note("serial %s open" % path)
         # Boards heard on this port before it dropped: resync before taking their events as new.
-        self._resync([(None, b) for b, h in self.boards.items() if h.port == path], path)
+        self._resync([k for k, h in self.boards.items() if h.port == path], path)
         return True
 
     def _close(self, path: str, why: str) -> None:
@@ -143,9 +144,9 @@ class SerialTransport(Transport):
         except (OSError, serial.SerialException):
             pass
         self.links[path] = "waiting: " + why
-        for board, hello in self.boards.items():
+        for key, hello in self.boards.items():
             if hello.port == path:
-                self.online[board] = False
+                self._set_online(key, False)
         self._note("serial %s closed (%s); will reopen when it comes back" % (path, why))
 
     def _readable(self, path: str) -> None:
@@ -184,7 +185,7 @@ class SerialTransport(Transport):
                 self._loop.add_reader(port.fd, self._readable, path)
 
     def _link_for(self, board: str, table: str | None):
-        hello = self.boards.get(board)
+        hello = self.boards.get((None, board))
         if hello is None or hello.port is None:
             raise NoRoute("board %s has not said hello on any serial port (%s)" % (board, ", ".join(self.ports)))
         return hello.port

@@ -339,7 +339,8 @@ def create_app(bridge) -> Starlette:
             s.pause(bool(msg.get("paused", not s.paused)))
             return {"ok": True, "message": ""}
         if action == "led-test":
-            return bridge.led_test(s.table, str(msg.get("board", "")))
+            # the host page shows every table's boards: the card says which table's (the same id may be on several)
+            return bridge.led_test(str(msg.get("table") or s.table), str(msg.get("board", "")))
         if action == "resume-previous":
             return bridge.resume_previous(s.table)
         if action == "sound":
