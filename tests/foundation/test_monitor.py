@@ -91,3 +91,24 @@ def test_monitor_help_explains():
     assert "--serial PORT" in r.stdout and "examples:" in r.stdout and "Ctrl-C" in r.stdout
 
 
+
+
+def test_monitor_tells_apart_two_tables_boards_of_one_id(mosquitto):
+    """Every table on the broker, two of them with a board `gate`: each is up or down on its own."""
+    x, y = "mon-x-%d" % mosquitto.port, "mon-y-%d" % mosquitto.port
+    proc = monitor("--mqtt", mosquitto.url, "--every", "0.2", "--seconds", "40")
+    boards = []
+    try:
+        wait_line(proc, "connected")
+        boards = [MqttBoard(mosquitto.port, t, board="gate", boot=boot).start() for t, boot in ((x, 0xA1), (y, 0xB1))]
+        wait_line(proc, "%s/gate(up) %s/gate(up)" % (x, y))
+        boards[0].power_off()  # x's gate loses power: its will says offline
+        wait_line(proc, "%s/gate(down) %s/gate(up)" % (x, y))
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        for b in boards:
+            b.stop()
+        proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in out + err
+    assert "%s/gate(down) %s/gate(up)" % (x, y) in out.strip().splitlines()[-1]
