@@ -4,7 +4,7 @@
     await t.start()
     msg = await t.get()                      # Hello | Event | Beat | Reply
     msgid = await t.send(Led("tower-1", "ring", "blink", 0xFF0000, 500))
-    t.counters, t.boards
+    t.counters, t.boards[("hall-1", "tower-1")], t.online   # by (table, board); table None on serial
     await t.stop()
 """
 
