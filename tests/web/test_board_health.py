@@ -59,7 +59,7 @@ def test_boards_online_then_offline_on_the_host_page_the_scoreboard_and_the_moni
 
         card.locator(".led-test").click()  # through the normal LED path: the board acknowledges each light
         before = health(b)["counters"]["led-sent"]
-        host.locator("#health .notes li", has_text="LED test: board red-kingdom blinks its 9 lights").wait_for()
+        host.locator("#health .notes li", has_text="LED test: board %s/red-kingdom blinks its 9 lights" % tid).wait_for()
         assert health(b)["counters"]["led-sent"] >= before
 
         wait_line(monitor, "board %s/red-kingdom online (boot" % tid)
