@@ -20,13 +20,14 @@ from battlement.adapter import OFF, adapter_for
 from battlement.effects import Effects
 from battlement.errors import UserError
 from battlement.journal import Journal
+from battlement.matchlog import Match
 from battlement.messages import Event, Led
 from battlement.router import Router
 from battlement.sound import Sound, ranks
 from battlement.tables import TableMap, required_objects
 from battlement.tokens import new_code, same
 from battlement.wire import BLIND
-from shared_rules.engine import Illegal, Match
+from shared_rules.engine import Illegal
 
 log = logging.getLogger("battlement.table")
 KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
