@@ -29,7 +29,7 @@ from battlement import hass, logs, onboarding, tables
 from battlement import keys as boardkeys
 from battlement.boardhealth import BoardWatch
 from battlement.errors import UserError
-from battlement.journal import CHECKPOINT_EVERY, Journal
+from battlement.journal import CHECKPOINT_EVERY, WAL_HOLD, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
 from battlement.metrics import Metrics
 from battlement.session import Session, shown_path
@@ -104,6 +104,8 @@ class Bridge:
                                          "handler-errors": 0, "journal-errors": 0}
         self.notes: list[str] = []
         self.supervisor = Supervisor(self._note)
+        self._writes = asyncio.Event()  # clear while a checkpoint finishes the WAL: the pump waits
+        self._writes.set()
         self.names: dict[int, str] = {}  # id(transport) -> its name for people ("serial", "mqtt <url>")
         self.rejected: dict[str, collections.deque] = {}  # transport name -> last rejected frames
         self.beats: dict[tuple, dict] = {}  # (table, board) -> its last heartbeat (outbox, dropped...)
@@ -216,6 +218,8 @@ class Bridge:
         """
         while True:
             msg = await transport.get()
+            if not self._writes.is_set():
+                await self._writes.wait()  # a checkpoint is finishing the WAL (see _checkpoints)
             t_taken = time.perf_counter()
             m = self.metrics
             if m:
@@ -373,11 +377,27 @@ class Bridge:
                     s.last_input_at = time.monotonic()
 
     async def _checkpoints(self) -> None:
-        """The journal's WAL checkpointed in a worker thread, so its fsync never holds the loop."""
+        """The journal's WAL checkpointed in a worker thread, so its fsync never holds the loop.
+
+        A checkpoint beside a pump that never pauses never copies all of the WAL, so SQLite never
+        starts it over: it grew without bound, and every read in it slowed. When a long WAL was left
+        unfinished (a quiet table's checkpoint is short and finishes), one more pass runs
+        with the pump held (the loop still serves pages and links): it copies only what came during
+        the first, and the pump's next write starts the WAL over."""
         loop = asyncio.get_running_loop()
+        j = self.journal
         while True:
             await asyncio.sleep(CHECKPOINT_EVERY)
-            await loop.run_in_executor(None, self.journal.checkpoint)
+            if not await loop.run_in_executor(None, j.checkpoint) or not j.wal_unfinished or j.wal_frames < WAL_HOLD:
+                continue
+            t0 = time.perf_counter()
+            self._writes.clear()
+            try:
+                await loop.run_in_executor(None, j.checkpoint, True)
+            finally:
+                self._writes.set()
+                j.checkpoints["checkpoints-held"] += 1
+                j.checkpoints["checkpoint-held-ms"] += round((time.perf_counter() - t0) * 1000)
 
     def sound_changed(self) -> None:
         """Mute, volume or a sound failure: every host page shows it (the sound is the room's, not a table's)."""
@@ -404,7 +424,8 @@ class Bridge:
                                "rejected": list(self.rejected.get(name, ()))})
         return {
             "tasks": self.supervisor.health(),
-            "counters": dict(self.counters, **{"journal.row-errors": self.journal.errors}),
+            "counters": dict(self.counters, **{"journal.row-errors": self.journal.errors},
+                             **{"journal." + k: v for k, v in self.journal.checkpoints.items()}),
             "transports": transports,
             "web": dict(self.web_counters),
             "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},

@@ -8,7 +8,11 @@ between games (a game's progress, e.g. padlocks ticked) lives in `progress`.
 WAL mode with synchronous=NORMAL: a commit is in the OS before we go on, which
 survives a killed process without an fsync per ball; the WAL is checkpointed (and
 fsynced) by a background thread when the table has been quiet for a moment (at
-the latest every 30 s), so the fsync does not land in the middle of a throw.
+the latest every 30 s), so the fsync does not land in the middle of a throw. Under a stream
+that never pauses, a checkpoint beside the writer never copies all of the WAL, and SQLite starts
+the WAL over only after one that did: the bridge then checkpoints every 2 s and, when writes went on
+meanwhile, once more with its writes held (see Bridge._checkpoints), which copies only what came
+during the first.
 A sensed event and the input it means are one commit; an input is recorded as
 "pending" and stays so once applied: replaying it gives the same result, and a
 refused one is marked "illegal" with its reason.
@@ -40,10 +44,12 @@ log = logging.getLogger("battlement.journal")
 
 CHECKPOINT_EVERY = 2.0  # seconds between looks at the WAL
 CHECKPOINT_IDLE = 0.5  # checkpoint once the table has been quiet this long...
-CHECKPOINT_LATEST = 30.0  # ...or at the latest after this long, busy or not
+CHECKPOINT_LATEST = 30.0  # ...or at the latest after this long, busy or not...
+WAL_BUSY = 16 << 20  # ...or whenever the WAL file is larger than this: a stream that never pauses
+WAL_HOLD = 1000  # pages (SQLite's own autocheckpoint): a WAL this long that a checkpoint could not finish
 ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables)
 EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
-INPUT_COLS = "game_id, n, source, input, status, at"
+INPUT_COLS = "game_id, n, source, input, status, reason, at"
 _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per json.dumps(sort_keys=True) call
 SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
 VERSION = 2  # the schema this code writes (PRAGMA user_version)
@@ -164,6 +170,8 @@ class Journal:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer does it
+            # a WAL started over is cut back to this: its size then tells how much it holds again
+            self.db.execute("PRAGMA journal_size_limit=%d" % WAL_BUSY)
             self._migrate()
         except BaseException:
             self._unlock()
@@ -183,6 +191,10 @@ class Journal:
         self._ckpt_db: sqlite3.Connection | None = None
         self._ckpt_lock = threading.Lock()  # a checkpoint in a worker thread and close() never overlap
         self._ckpt_done = time.monotonic()
+        self.commits = 0
+        self.wal_frames = 0  # the WAL's length at the last checkpoint, in pages...
+        self.wal_unfinished = False  # ...and whether it left some of it (writes went on meanwhile)
+        self.checkpoints = {"checkpoints": 0, "checkpoints-held": 0, "checkpoint-held-ms": 0}
         if path != ":memory:" and checkpoint_thread:
             self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="journal-checkpoint", daemon=True)
             self._checkpointer.start()
@@ -224,6 +236,7 @@ class Journal:
             self._flush()
             self.in_batch = False
             self.db.execute("COMMIT")
+            self.commits += 1
 
     def rollback(self) -> None:
         """Give up the open batch (its commit failed): the next batch starts clean."""
@@ -266,23 +279,35 @@ class Journal:
             return
         self.db.execute(sql, fixed)
 
-    def checkpoint(self) -> bool:
-        """One look at the WAL (from any one thread at a time): checkpoint it if the table is quiet or
-        it has waited CHECKPOINT_LATEST. True if it did."""
+    def checkpoint(self, now_anyway: bool = False) -> bool:
+        """One look at the WAL (from any one thread at a time): checkpoint it if the table is quiet, it
+        has waited CHECKPOINT_LATEST, or the WAL is over WAL_BUSY (now_anyway: at once). True if it did;
+        wal_unfinished then says whether it left some of the WAL."""
         now = time.monotonic()
-        if now - self.last_write < CHECKPOINT_IDLE and now - self._ckpt_done < CHECKPOINT_LATEST:
+        if (not now_anyway and now - self.last_write < CHECKPOINT_IDLE
+                and now - self._ckpt_done < CHECKPOINT_LATEST and self._wal_size() <= WAL_BUSY):
             return False  # a throw is under way: do not compete with it for the disk
         with self._ckpt_lock:
             if self._stop.is_set():
                 return False
+            commits = self.commits
             if self._ckpt_db is None:
                 self._ckpt_db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             try:
-                self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                _busy, frames, copied = self._ckpt_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             except sqlite3.Error:
                 return False  # busy now: the next round will do it
+        # what it reports is of the WAL as it began: a commit during it left more
+        self.wal_frames, self.wal_unfinished = frames, frames != copied or self.commits != commits
+        self.checkpoints["checkpoints"] += 1
         self._ckpt_done = now
         return True
+
+    def _wal_size(self) -> int:
+        try:
+            return os.path.getsize(self.path + "-wal")
+        except OSError:
+            return 0
 
     def _checkpoint_loop(self) -> None:
         while not self._stop.wait(CHECKPOINT_EVERY):
@@ -384,11 +409,11 @@ class Journal:
             table, ev, obj = event
             ref = self._insert_event(table, ev, obj, "input %d" % n, now)
         self._last_input = (game_id, n, ref)
-        row = [game_id, n, source, _INPUT_JSON.encode(inp), "pending", now]
+        row = [game_id, n, source, _INPUT_JSON.encode(inp), "pending", None, now]
         if self.in_batch:
             self._inputs.append(row)
         else:
-            self.db.execute("INSERT INTO inputs (%s) VALUES (?,?,?,?,?,?)" % INPUT_COLS, row)
+            self.db.execute("INSERT INTO inputs (%s) VALUES (?,?,?,?,?,?,?)" % INPUT_COLS, row)
         if own:
             self.commit()
         return n
@@ -413,6 +438,13 @@ class Journal:
             self.db.execute("UPDATE events SET outcome=? WHERE outcome=?", (outcome, "input %d" % n))
 
     def settle(self, game_id: int, n: int, status: str, reason: str | None = None) -> None:
+        rows = self._inputs
+        if rows and rows[-1][0] == game_id and rows[-1][1] == n:
+            # the input just written, still in the batch: written settled. (A flush and an UPDATE cut the
+            # batch's multi-row INSERTs into pieces at every refused input: under overload, with inputs
+            # refused for the events lost, the journal's cost an event doubled.)
+            rows[-1][4], rows[-1][5] = status, reason
+            return
         self._flush()
         self.db.execute("UPDATE inputs SET status=?, reason=? WHERE game_id=? AND n=?", (status, reason, game_id, n))
 
