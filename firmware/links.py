@@ -11,6 +11,8 @@ import sys
 import time
 
 HELD_MS = 5  # while the host reads nothing, look again this often
+SLOW_MS = 100  # a write that took this long waited inside the port: the host is not reading
+HELD_MAX_MS = 500  # the longest pause between such writes
 
 
 class SerialLink:
@@ -52,11 +54,15 @@ class SerialLink:
         tx.write(b"\n")  # ends whatever boot chatter came before, so the hello arrives clean
         app.hello()
         # A host that stops reading (its flow control, or a stalled program) fills the USB FIFO, and then
-        # a write waits (rp2 and ESP32-S3 TinyUSB: up to 500 ms per 64 bytes, then cuts the frame): a
+        # a write waits (rp2 and ESP32-S3 TinyUSB: until 500 ms pass without room, then cuts the frame): a
         # frame goes out only while the port takes bytes; the rest waits in the outbox, and the sensing
-        # task keeps the loop.
+        # task keeps the loop. The ESP32 port's console polls writable even when full, so there each write
+        # waits inside the port (500 ms native USB, 200 ms USB-Serial/JTAG) with the whole board held:
+        # after a write that slow the rest of the batch waits, and the sensing task (which feeds the
+        # watchdog) gets its turns between such writes, spaced out to HELD_MAX_MS while they stay slow.
         room = select.poll()
         room.register(tx, select.POLLOUT)
+        held = HELD_MS
         while True:
             await app.wake.wait()
             app.wake.clear()
@@ -66,4 +72,11 @@ class SerialLink:
                     await asyncio.sleep_ms(HELD_MS)
                     app.wake.set()
                     break
+                t = time.ticks_ms()
                 tx.write(frame)
+                if time.ticks_diff(time.ticks_ms(), t) >= SLOW_MS:
+                    await asyncio.sleep_ms(held)
+                    held = min(2 * held, HELD_MAX_MS)
+                    app.wake.set()
+                    break
+                held = HELD_MS

@@ -73,7 +73,9 @@ def cycles(bridge_process, args, journal, fw, rng, kills):
     return balls.n, rows
 
 
-def check(n, rows):
+def check(n, rows, ordered=True):
+    """n balls, each journalled once; ordered: also in the order they fell (no seq ever went missing
+    on the way, so none was applied late, after a newer one: docs/protocol.md rule 5)."""
     boots = {boot for boot, _ in rows}
     assert len(boots) == 1, "the board never rebooted: %s" % boots
     seqs = [seq for _, seq in rows]
@@ -81,7 +83,7 @@ def check(n, rows):
     lost = n - len(set(seqs))
     assert (lost, doubled) == (0, 0), "%d balls: %d lost, %d doubled" % (n, lost, doubled)
     assert sorted(seqs) == list(range(1, n + 1))
-    assert seqs == sorted(seqs), "applied out of order"
+    assert seqs == sorted(seqs) or not ordered, "applied out of order"
 
 
 def test_kill_9_at_random_moments_over_serial_loses_and_doubles_nothing(bridge_process, tmp_path):

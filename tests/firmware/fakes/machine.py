@@ -35,6 +35,7 @@ The neopixel fake reports each strip write as "px <rrggbb>,<rrggbb>,...".
 Hard IRQ handlers run with the heap locked, so a handler that allocates fails loudly.
 """
 
+import io
 import os
 import select
 import socket
@@ -61,6 +62,12 @@ MODELS = {
     # A baseline: the port keeps collecting by itself whatever the firmware asks (the firmware before
     # gc.disable()), so the bench can show what turning that off is worth, in the same run.
     "esp32-gc-auto": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": (2000000, 30000), "costs": "esp32", "auto": True},
+    # esp32 whose serial link is the port's console (Console below): on native USB, and on USB-Serial/JTAG
+    # (which after one timeout drops at once what finds no room); the watchdog resets these boards.
+    "esp32-usb": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": None, "costs": "esp32",
+                  "console": (500, False), "wdt": True},
+    "esp32-jtag": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": None, "costs": "esp32",
+                   "console": (200, True), "wdt": True},
 }
 SCHED_DEPTH = 8  # MICROPY_SCHEDULER_DEPTH on ports/esp32 and ports/rp2
 
@@ -420,8 +427,67 @@ class WDT:
         self.fed = time.ticks_ms()
 
     def feed(self):
-        self.fed = time.ticks_ms()
+        t = time.ticks_ms()
+        late = time.ticks_diff(t, self.fed)
+        if MODEL.get("wdt") and late > self.timeout:
+            # The board would have reset at the timeout (a new boot, its outbox gone): this one stops, in words.
+            print("watchdog: not fed for %d ms (timeout %d ms): the board resets" % (late, self.timeout), file=sys.stderr)
+            sys.exit(3)
+        self.fed = t
         poll()
+
+
+class Console(io.IOBase):
+    """The serial link's port as the ESP32 port's console has it (models with "console"): poll says
+    writable always (ports/esp32/mphalport.c, mp_hal_stdio_poll), and a write waits, the VM held, while
+    the port has no room: up to 500 ms on native USB (shared/tinyusb/mp_usbd_cdc.c), 200 ms on
+    USB-Serial/JTAG (ports/esp32/usb_serial_jtag.c), then the frame is dropped; after such a timeout
+    the JTAG console drops at once what finds no room, until a write finds room. Room is the tty's
+    (tests/support/cdc.py stops it while the USB FIFO is full). Scheduled pin handlers run while it
+    waits (the JTAG port's loop runs none: there they would wait, up to the scheduler's 8)."""
+
+    def __init__(self, f):
+        self.f = f
+        self.wait_ms, self.give_up = MODEL["console"]
+        self.gone = False
+        self.room = select.poll()
+        self.room.register(f, select.POLLOUT)
+
+    def ioctl(self, req, arg):
+        if req != 3:  # MP_STREAM_POLL; no file number (MP_STREAM_GET_FILENO: -1), so poll asks this object
+            return -1
+        p = select.poll()
+        p.register(self.f, arg)
+        got = p.poll(0)
+        return (got[0][1] if got else 0) | (arg & select.POLLOUT)
+
+    def readinto(self, buf):
+        return self.f.readinto(buf)
+
+    def readline(self):
+        return self.f.readline()
+
+    def write(self, data):
+        t0 = time.ticks_ms()
+        while not self.room.poll(0 if self.gone else 1):  # the VM waits here, as inside the port's write
+            if self.gone or time.ticks_diff(time.ticks_ms(), t0) >= self.wait_ms:
+                self.gone = self.give_up
+                return 0
+            poll()  # what the scheduler holds (pin handlers) runs meanwhile, as in mp_event_wait_ms
+        self.gone = False
+        return self.f.write(data)
+
+
+if MODEL.get("console"):
+    import builtins
+
+    _open = builtins.open
+
+    def _console_open(path, mode="r", *args):
+        f = _open(path, mode, *args)
+        return Console(f) if mode == "r+b" else f  # the serial link's port (links.py)
+
+    builtins.open = _console_open
 
 
 class Timer:

@@ -1,0 +1,83 @@
+"""A bridge that stops reading a board's USB serial port for seconds (a GC pause, a busy machine,
+SIGSTOP), with the real firmware under MicroPython as the board on a USB-CDC-like line
+(support/cdc.py): the board's port cuts a frame mid-way once its FIFO has been full for 500 ms, as
+rp2 and ESP32-S3 boards do, and the next frame's bytes follow the cut part on the same line. The
+bridge rejects that line (crc or syntax, counted and shown on /api/health), and the board's outbox
+brings every ball again: each is journalled exactly once.
+"""
+
+import os
+import signal
+import time
+import urllib.parse
+
+import pytest
+from battlement.fwsim import FirmwareProcess
+from support.balls import Balls
+from support.cdc import PORTS, CdcLink
+
+from .test_restart import BOARD, SETTINGS, check, journalled, settled
+
+# s the bridge stays stopped once the board's FIFO is full: past the 500 ms after which the port cuts
+# the write it is in (if any), past the board's 1 s resend, and once past its 8 s
+# watchdog (a board held inside its writes all that time would reset and lose its outbox). The JTAG
+# port never holds the board long (after one timeout it drops at once); in a long stall it drops
+# more events than the bridge's gap window (256) holds, which the bridge then gives up (docs/bridge.md).
+STALLS = {"rp2": (2, 2, 10), "esp32-s3-usb": (2, 2, 10), "esp32-s3-jtag": (2, 2, 2)}
+BOUND = 30  # s: the most a loaded machine may take for any one step (waited on, not slept)
+
+
+def wait(cond, what):
+    deadline = time.monotonic() + BOUND
+    while not cond():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.02)
+
+
+def health(b):
+    return b.get("/api/health?code=" + urllib.parse.quote(b.host_code))
+
+
+@pytest.mark.parametrize("port", sorted(PORTS))
+def test_a_stalled_bridge_on_usb_cdc_gets_cut_frames_and_every_ball_once(bridge_process, tmp_path, port):
+    link = CdcLink(tmp_path / "cdc", port).start()
+    journal = str(tmp_path / "j.sqlite")
+    profile = "esp32-s3-devkitc-1" if port.startswith("esp32") else "pico-w"
+    fw = FirmwareProcess(BOARD, profile, {"cup-1": "beam"}, port=link.b, settings=SETTINGS, model=link.model).start()
+    b = bridge_process("--game", "plingpong", "--serial", link.a, journal=journal)
+    balls = Balls(fw)
+    balls.start()
+    try:
+        wait(lambda: len(journalled(journal)) >= 5, "the first balls journalled")
+        for stall in STALLS[port]:
+            os.killpg(b.proc.pid, signal.SIGSTOP)  # the bridge reads nothing: the host's buffer, then the FIFO fill
+            try:
+                wait(lambda: link.full, "the board's USB FIFO to fill")
+                time.sleep(stall)  # the stall goes on (a busy host): the board senses and resends meanwhile
+            finally:
+                os.killpg(b.proc.pid, signal.SIGCONT)
+            rows = len(journalled(journal))
+            wait(lambda rows=rows: len(journalled(journal)) > rows, "balls journalled again after the stall")
+    finally:
+        balls.stop()  # every ball dropped is in the board's hands now
+    quiet = settled(b, time.time())
+    rows = journalled(journal)
+    h = health(b)
+    alive, log = fw.alive(), fw.log()
+    fw.stop()
+    link.close()
+    assert alive, "the board stopped: " + log[-500:]
+    assert quiet, "the board still had events unacknowledged after the last ball"
+    # Cut frames and the frames glued to them arrive after the event they ended with: order is lost
+    # there (a gap applied at once, the missing ones late), never a ball.
+    check(balls.n, rows, ordered=False)
+    assert b.proc.poll() is None
+    assert all(t["restarts"] == 0 for t in h["tasks"]), h["tasks"]
+    serial = h["transports"][0]
+    bad = serial["counters"].get("crc", 0) + serial["counters"].get("syntax", 0)
+    # Each cut leaves one partial line that the next bytes end: frames were cut (most stalls cut one;
+    # one whose FIFO filled exactly at a frame's end cuts none), and no rejection that a cut does not
+    # explain (no clean frame refused).
+    assert 1 <= bad + serial["counters"].get("length", 0) <= link.counters["cut"], (serial, link.counters)
+    assert {r["reason"] for r in serial["rejected"]} <= {"crc", "syntax", "length"}
+    assert any(r["reason"] in ("crc", "syntax") for r in serial["rejected"]), serial["rejected"]
