@@ -47,7 +47,7 @@ CHECKPOINT_IDLE = 0.5  # checkpoint once the table has been quiet this long...
 CHECKPOINT_LATEST = 30.0  # ...or at the latest after this long, busy or not...
 WAL_BUSY = 16 << 20  # ...or whenever the WAL file is larger than this: a stream that never pauses
 WAL_HOLD = 1000  # pages (SQLite's own autocheckpoint): a WAL this long that a checkpoint could not finish
-ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables)
+ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables; a power of 2)
 EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
 INPUT_COLS = "game_id, n, source, input, status, reason, at"
 _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per json.dumps(sort_keys=True) call
@@ -156,6 +156,32 @@ def _lock(path: str) -> int:
     return fd
 
 
+def _chunks(n: int) -> list[int]:
+    """n rows as INSERTs of power-of-two sizes up to ROWS_PER_INSERT (71 = 64 + 4 + 2 + 1). A statement
+    of every size n would fill sqlite3's cache of prepared statements (128) under overload, where
+    batch sizes vary, and preparing a statement of 256 rows costs more than inserting them."""
+    out = [ROWS_PER_INSERT] * (n // ROWS_PER_INSERT)
+    n %= ROWS_PER_INSERT
+    size = ROWS_PER_INSERT
+    while n:
+        while size > n:
+            size >>= 1
+        out.append(size)
+        n -= size
+    return out
+
+
+_SQL: dict[tuple, str] = {}
+
+
+def _insert_sql(name: str, cols: str, one: str, rows: int) -> str:
+    key = (name, rows)
+    sql = _SQL.get(key)
+    if sql is None:
+        sql = _SQL[key] = "INSERT INTO %s (%s) VALUES %s" % (name, cols, ",".join([one] * rows))
+    return sql
+
+
 class Journal:
     def __init__(self, path: str, checkpoint_thread: bool = True):
         """checkpoint_thread: checkpoint from a thread of its own (False: the owner calls checkpoint())."""
@@ -253,11 +279,12 @@ class Journal:
             if not rows:
                 continue
             one = "(%s)" % ",".join("?" * (cols.count(",") + 1))
-            for i in range(0, len(rows), ROWS_PER_INSERT):
-                chunk = rows[i:i + ROWS_PER_INSERT]
+            i = 0
+            for size in _chunks(len(rows)):
+                chunk = rows[i:i + size]
+                i += size
                 try:
-                    self.db.execute("INSERT INTO %s (%s) VALUES %s" % (name, cols, ",".join([one] * len(chunk))),
-                                    [v for row in chunk for v in row])
+                    self.db.execute(_insert_sql(name, cols, one, size), [v for row in chunk for v in row])
                 except (OverflowError, sqlite3.Error):  # one row SQLite refuses: find it, keep the others
                     for row in chunk:
                         self._insert_one(name, cols, one, row)
