@@ -21,8 +21,8 @@ from .test_restart import BOARD, SETTINGS, check, journalled, settled
 # s the bridge stays stopped once the board's FIFO is full: past the 500 ms after which the port cuts
 # the write it is in (if any), past the board's 1 s resend, and once past its 8 s
 # watchdog (a board held inside its writes all that time would reset and lose its outbox). The JTAG
-# port never holds the board long (after one timeout it drops at once); in a long stall it drops
-# more events than the bridge's gap window (256) holds, which the bridge then gives up (docs/bridge.md).
+# port never holds the board long (after one timeout it drops at once); a long stall drops hundreds of
+# events the board still holds, a hole the bridge's gap window once gave up (see test_inbox_messages.py).
 STALLS = {"rp2": (2, 2, 10), "esp32-s3-usb": (2, 2, 10), "esp32-s3-jtag": (2, 2, 2)}
 BOUND = 30  # s: the most a loaded machine may take for any one step (waited on, not slept)
 

@@ -56,6 +56,20 @@ def test_a_gap_nobody_fills_is_given_up_so_acks_move_on():
     assert box.acked(KEY) == (0xB1, 13)
 
 
+def test_a_hole_a_board_of_a_large_outbox_still_holds_is_never_given_up():
+    # A board with the outbox the tests give the firmware (1024 events) whose first 600 frames went
+    # nowhere (a stalled USB-Serial/JTAG port drops them): the newer ones come first, then its resend of
+    # the whole outbox. With a gap window of 256 the host gave the far part up and acknowledged past it,
+    # and the board deleted events it still held.
+    counters = {}
+    box = Inbox(counters)
+    box.hello(KEY, 0xB1, acked=0)
+    assert [box.offer(KEY, 0xB1, s)[0] for s in range(601, 1001)] == [NEW] * 400
+    assert box.acked(KEY) == (0xB1, 0)  # the board must keep 1..600
+    assert [box.offer(KEY, 0xB1, s)[0] for s in range(1, 1001)] == [LATE] * 600 + [DUP] * 400
+    assert box.acked(KEY) == (0xB1, 1000) and counters.get("lost", 0) == 0
+
+
 def test_new_boot_restarts_the_sequence_and_first_event_is_the_baseline():
     box = Inbox()
     box.hello(KEY, 0xB1)
