@@ -174,6 +174,11 @@ def _chunks(n: int) -> list[int]:
 _SQL: dict[tuple, str] = {}
 
 
+def _one(cols: str) -> str:
+    """One row's placeholders for these columns: "(?,?,?)"."""
+    return "(%s)" % ",".join("?" * (cols.count(",") + 1))
+
+
 def _insert_sql(name: str, cols: str, one: str, rows: int) -> str:
     key = (name, rows)
     sql = _SQL.get(key)
@@ -278,7 +283,7 @@ class Journal:
         for name, cols, rows in (("events", EVENT_COLS, self._events), ("inputs", INPUT_COLS, self._inputs)):
             if not rows:
                 continue
-            one = "(%s)" % ",".join("?" * (cols.count(",") + 1))
+            one = _one(cols)
             i = 0
             for size in _chunks(len(rows)):
                 chunk = rows[i:i + size]
@@ -291,7 +296,7 @@ class Journal:
             rows.clear()
 
     def _insert_one(self, name: str, cols: str, one: str, row: list) -> None:
-        sql = "INSERT INTO %s (%s) VALUES %s" % (name, cols, one)
+        sql = _insert_sql(name, cols, one, 1)
         try:
             self.db.execute(sql, row)
             return
@@ -440,7 +445,7 @@ class Journal:
         if self.in_batch:
             self._inputs.append(row)
         else:
-            self.db.execute("INSERT INTO inputs (%s) VALUES (?,?,?,?,?,?,?)" % INPUT_COLS, row)
+            self.db.execute(_insert_sql("inputs", INPUT_COLS, _one(INPUT_COLS), 1), row)
         if own:
             self.commit()
         return n
@@ -500,7 +505,7 @@ class Journal:
         if self.in_batch:
             self._events.append(row)
         else:
-            self.db.execute("INSERT INTO events (%s) VALUES (?,?,?,?,?,?,?,?,?,?)" % EVENT_COLS, row)
+            self.db.execute(_insert_sql("events", EVENT_COLS, _one(EVENT_COLS), 1), row)
         return row
 
     def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> None:

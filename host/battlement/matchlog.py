@@ -49,17 +49,15 @@ class InputLog:
         return bool(self._sealed or self._tail)
 
     def __iter__(self):
-        for c in range(len(self._sealed)):
-            yield from (self._open[1] if self._open[0] == c else json.loads(self._sealed[c]))
-        yield from self._tail
+        for c in range(len(self._sealed) + 1):
+            yield from self._chunk(c)
 
     def __getitem__(self, i):
         n = len(self)
         if isinstance(i, slice):
-            if i.step is not None and i.step != 1:
+            start, stop, step = i.indices(n)
+            if step != 1:
                 return list(self)[i]
-            start = _clamp(i.start, n, 0)
-            stop = _clamp(i.stop, n, n)
             out = []
             while start < stop:  # chunk by chunk: a reader of the newest few decodes nothing older
                 c, k = divmod(start, self.CHUNK)
@@ -82,15 +80,6 @@ class InputLog:
 
     def __repr__(self):
         return "InputLog(%r)" % (list(self),)
-
-
-def _clamp(i, n, default):
-    """A slice bound as list slicing reads it, within 0..n."""
-    if i is None:
-        return default
-    if i < 0:
-        i += n
-    return max(0, min(i, n))
 
 
 class Match(engine.Match):
