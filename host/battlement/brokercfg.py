@@ -1,22 +1,28 @@
-"""`battlement broker-config`: a Mosquitto configuration for one table.
+"""`battlement broker-config`: a Mosquitto configuration for the tables of one broker.
 
-    battlement broker-config --table hardware/tables/plingpong.toml --out /etc/mosquitto/battlement
+    battlement broker-config --table hardware/tables/plingpong.toml [--table hall-2.toml ...] --out /etc/mosquitto/battlement
 
 writes, into --out:
   mosquitto.conf    listener, no anonymous clients, the password and ACL files, set_tcp_nodelay
                     (small QoS 1 frames otherwise wait on Nagle), persistence
-  passwords         one user per board of the table, one for the bridge and one for Home Assistant, in Mosquitto's
-                    PBKDF2-SHA512 format ($7$, what mosquitto_passwd writes), mode 0600
-  acl               each board may write only its own up/status topics and read only its own down
-                    topic; the bridge reads every board's up/status and writes their down topics, and
-                    writes Home Assistant's discovery and its own game/event/availability topics;
-                    Home Assistant reads those and the boards' status, and writes only its birth message
+  passwords         one user per board of each table, named <table>.<board>, one for the bridge and one
+                    for Home Assistant, in Mosquitto's PBKDF2-SHA512 format ($7$, what mosquitto_passwd
+                    writes), mode 0600
+  acl               each board may write only its own table's up/status topics of its id and read only
+                    its own down topic; the bridge reads every board's up/status and writes their down
+                    topics, and writes Home Assistant's discovery and its own game/event/availability
+                    topics; Home Assistant reads those and the boards' status, and writes only its birth message
   credentials.toml  the plain passwords, mode 0600: give each to its board (`battlement flash
-                    --mqtt mqtt://<board>:<password>@host`) and the bridge's to `battlement run`
+                    --mqtt mqtt://<table>.<board>:<password>@host`) and the bridge's to `battlement run`
 
-Passwords already in credentials.toml are kept, so running it again after adding a board changes
-nobody else's. The hashes are made here with hashlib (the format mosquitto_passwd documents), so the
-command works on a machine without the mosquitto package.
+A board's login names its table: every Ringo table has a ring-5, and one broker may serve several
+tables. Table and board ids are a-z 0-9 '-', so the '.' between them is never part of either, and it
+needs no escaping in an mqtt:// url (a '/' would) nor in the password file and ACL.
+
+Passwords already in credentials.toml are kept, so running it again after adding a board or a table
+changes nobody else's; so are those of a table left out of a run (the broker files hold only the tables
+named), for when it is named again. The hashes are made here with hashlib (the format mosquitto_passwd
+documents), so the command works on a machine without the mosquitto package.
 """
 
 from __future__ import annotations
@@ -30,11 +36,17 @@ import tomllib
 
 from battlement.errors import UserError
 from battlement.hass import DEFAULT_PREFIX, check_prefix
-from battlement.tables import load
+from battlement.tables import TableMap, load
 
 BRIDGE_USER = "battlement-bridge"
 HASS_USER = "homeassistant"  # the login for Home Assistant's MQTT integration
 ITERATIONS = 101  # mosquitto_passwd's default for $7$ (PBKDF2-SHA512)
+SEP = "."  # between table and board in a board's login; in neither id
+
+
+def login(table: str, board: str) -> str:
+    """The MQTT user name of a table's board."""
+    return table + SEP + board
 
 
 def pbkdf2_line(user: str, password: str, salt: bytes | None = None) -> str:
@@ -51,47 +63,71 @@ def _private(path: pathlib.Path, text: str) -> None:
     os.chmod(path, 0o600)
 
 
-def acl_text(table: str, boards: list[str], hass_prefix: str = DEFAULT_PREFIX) -> str:
-    root = "battlement/%s" % table
+def acl_text(tables: dict[str, list[str]], hass_prefix: str = DEFAULT_PREFIX) -> str:
+    """tables: table id -> its board ids."""
     # Home Assistant's topics (battlement.hass): discovery under the prefix, the bridge's own three kinds
     published = ["battlement/+/game", "battlement/+/event", "battlement/bridge/+"]
-    out = ["# Battlement table %s: who may publish and subscribe to what (battlement broker-config)" % table,
+    out = ["# Battlement tables %s: who may publish and subscribe to what (battlement broker-config)"
+           % ", ".join(sorted(tables)),
            "", "user %s" % BRIDGE_USER,
            "topic read battlement/+/+/up", "topic read battlement/+/+/status", "topic write battlement/+/+/down",
            "topic write %s/#" % hass_prefix, "topic read %s/status" % hass_prefix]
     out += ["topic write %s" % t for t in published]
     out += ["", "user %s" % HASS_USER, "topic readwrite %s/#" % hass_prefix, "topic read battlement/+/+/status"]
     out += ["topic read %s" % t for t in published]
-    for b in boards:
-        out += ["", "user %s" % b, "topic write %s/%s/up" % (root, b), "topic write %s/%s/status" % (root, b),
-                "topic read %s/%s/down" % (root, b)]
+    for table in sorted(tables):
+        for b in tables[table]:
+            root = "battlement/%s/%s" % (table, b)
+            out += ["", "user %s" % login(table, b), "topic write %s/up" % root, "topic write %s/status" % root,
+                    "topic read %s/down" % root]
     return "\n".join(out) + "\n"
 
 
-def write(table_map: str, out: str, port: int = 1883, bind: str = "0.0.0.0",
+def load_tables(table_maps: list[str]) -> list[TableMap]:
+    """Every map, checked, before anything is written; two maps of one table id are a mistake."""
+    tmaps = [load(p) for p in table_maps]
+    seen: dict[str, str] = {}
+    for t in tmaps:
+        if t.table in seen:
+            raise UserError("%s and %s are both table %s: each table on one broker needs its own id "
+                            "(table = \"...\" in its map)" % (seen[t.table], t.path, t.table))
+        seen[t.table] = t.path
+    return tmaps
+
+
+def credentials(out: str) -> dict[str, str]:
+    """user -> password from out/credentials.toml ({} if there is none yet)."""
+    path = pathlib.Path(out) / "credentials.toml"
+    if not path.exists():
+        return {}
+    try:
+        with open(path, "rb") as f:
+            users = tomllib.load(f).get("users", {})
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise UserError("%s: %s (fix or remove it; a new one gives every login a new password)" % (path, e))
+    return {k: v for k, v in users.items() if isinstance(v, str)}
+
+
+def write(table_maps: list[str], out: str, port: int = 1883, bind: str = "0.0.0.0",
           hass_prefix: str = DEFAULT_PREFIX) -> dict[str, str]:
-    """Write the four files; returns user -> password."""
+    """Write the four files for the tables of table_maps; returns user -> password of this broker's users."""
     check_prefix(hass_prefix)
-    tmap = load(table_map)
+    tmaps = load_tables(table_maps)
+    boards = {t.table: sorted(t.boards) for t in tmaps}
     d = pathlib.Path(out)
+    creds = credentials(out)
     d.mkdir(parents=True, exist_ok=True)
-    creds_path = d / "credentials.toml"
-    creds: dict[str, str] = {}
-    if creds_path.exists():
-        with open(creds_path, "rb") as f:
-            creds = {k: v for k, v in tomllib.load(f).get("users", {}).items() if isinstance(v, str)}
-    users = [BRIDGE_USER, HASS_USER] + sorted(tmap.boards)
-    for u, whose in ((BRIDGE_USER, "the bridge's"), (HASS_USER, "Home Assistant's")):
-        if u in tmap.boards:
-            raise UserError("%s: a board may not be called %s (%s user)" % (table_map, u, whose))
+    users = [BRIDGE_USER, HASS_USER] + sorted(login(t, b) for t in boards for b in boards[t])
     for u in users:
         creds.setdefault(u, secrets.token_urlsafe(18))
+    # Kept for later runs: other tables' logins. Logins without a table (the one-table scheme) are gone.
+    kept = users + sorted(u for u in creds if SEP in u and u.split(SEP)[0] not in boards)
     _private(d / "passwords", "".join(pbkdf2_line(u, creds[u]) + "\n" for u in users))
-    _private(creds_path, "# MQTT logins of table %s: secret (0600)\n[users]\n" % tmap.table
-             + "".join('"%s" = "%s"\n' % (u, creds[u]) for u in users))
-    (d / "acl").write_text(acl_text(tmap.table, sorted(tmap.boards), hass_prefix))
+    _private(d / "credentials.toml", "# MQTT logins of Battlement tables (battlement broker-config): secret (0600)\n"
+             "[users]\n" + "".join('"%s" = "%s"\n' % (u, creds[u]) for u in kept))
+    (d / "acl").write_text(acl_text(boards, hass_prefix))
     (d / "mosquitto.conf").write_text(
-        "# Mosquitto for Battlement table %s (battlement broker-config)\n"
+        "# Mosquitto for Battlement tables %s (battlement broker-config)\n"
         "per_listener_settings false\n"
         "listener %d %s\n"
         "allow_anonymous false\n"
@@ -101,15 +137,27 @@ def write(table_map: str, out: str, port: int = 1883, bind: str = "0.0.0.0",
         "set_tcp_nodelay true\n"
         "persistence true\n"
         "persistence_location %s/\n"
-        % (tmap.table, port, bind, (d / "passwords").resolve(), (d / "acl").resolve(), d.resolve()))
+        % (", ".join(sorted(boards)), port, bind, (d / "passwords").resolve(), (d / "acl").resolve(), d.resolve()))
     return {u: creds[u] for u in users}
 
 
 def run(args) -> int:
+    before = credentials(args.out)
     users = write(args.table, args.out, args.port, args.bind, args.hass_prefix)
+    tables = sorted({u.split(SEP)[0] for u in users if SEP in u})
     print("wrote %s/mosquitto.conf, passwords, acl and credentials.toml (%d users: the bridge, Home Assistant "
-          "and %d boards)" % (args.out, len(users), len(users) - 2))
+          "and %d boards of %s)" % (args.out, len(users), len(users) - 2, ", ".join(tables)))
+    others = sorted({u.split(SEP)[0] for u in before if SEP in u} - set(tables))
+    if others:
+        print("  not on this broker now: %s (passwords kept in credentials.toml; name it with --table again "
+              "to bring it back)" % ", ".join(others))
+    bare = sorted(u for u in before if SEP not in u and u not in (BRIDGE_USER, HASS_USER))
+    if bare:
+        print("  logins named by a board id alone are gone (%s): flash those boards again with their "
+              "<table>.<board> login" % ", ".join(bare))
     print("  start it:   mosquitto -c %s/mosquitto.conf" % args.out)
+    print("  a board:    battlement flash ... --table TABLE --id BOARD --mqtt mqtt://TABLE.BOARD:<password>@HOST:%d"
+          % args.port)
     print("  the bridge: battlement run --mqtt mqtt://%s:<password>@HOST:%d  (passwords in credentials.toml)"
           % (BRIDGE_USER, args.port))
     print("  Home Assistant: its MQTT integration logs in as %s (password in credentials.toml)" % HASS_USER)
@@ -118,14 +166,19 @@ def run(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "broker-config", help="write a Mosquitto config, password file and ACL for a table's boards",
-        description="Write mosquitto.conf, a password file (one user per board, one for the bridge, one for "
-                    "Home Assistant), an ACL letting each board write only its own topics and read only its own "
-                    "commands (Home Assistant reads the bridge's discovery and state topics), and "
-                    "credentials.toml with the passwords (0600). Existing passwords are kept.",
-        epilog="Example: battlement broker-config --table hardware/tables/plingpong.toml --out var/mosquitto",
+        "broker-config", help="write a Mosquitto config, password file and ACL for the boards of one or more tables",
+        description="Write mosquitto.conf, a password file (one user per board of each table, named "
+                    "<table>.<board>, one for the bridge, one for Home Assistant), an ACL letting each board write "
+                    "only its own table's topics of its id and read only its own commands (Home Assistant reads "
+                    "the bridge's discovery and state topics), and credentials.toml with the passwords (0600). "
+                    "Several tables on one broker may have boards of the same id (every Ringo table has a "
+                    "ring-5): the table in the login tells them apart. Existing passwords are kept, also those of "
+                    "a table left out of this run.",
+        epilog="Example: battlement broker-config --table hardware/tables/ringo.toml --table hall-2.toml "
+               "--out var/mosquitto",
     )
-    p.add_argument("--table", required=True, metavar="TOML", help="the table map whose boards get logins")
+    p.add_argument("--table", required=True, action="append", metavar="TOML",
+                   help="a table map whose boards get logins (repeat for every table on this broker)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the files (made if missing)")
     p.add_argument("--port", type=int, default=1883, help="port to listen on (default 1883)")
     p.add_argument("--bind", default="0.0.0.0", help="address to listen on (default 0.0.0.0: the boards' Wi-Fi)")

@@ -31,6 +31,18 @@ def _mpremote() -> str:
     return fwsim.venv_tool("mpremote", "mpremote")
 
 
+def _check_login(user: str | None, table: str, board: str) -> None:
+    """A `battlement broker-config` login (<table>.<board>) of another board of this table, or of this
+    board's id on another table, would connect and then have every publish dropped by the ACL."""
+    from battlement.brokercfg import SEP, login
+
+    t, _, b = (user or "").partition(SEP)
+    if hardware.ID_RE.match(t) and hardware.ID_RE.match(b) and (t == table or b == board) and user != login(table, board):
+        raise UserError("--mqtt user %s is the broker login of table %s's board %s, but this board is %s of table "
+                        "%s: give it %s (its password is in broker-config's credentials.toml)"
+                        % (user, t, b, board, table, login(table, board)))
+
+
 def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
     """Check everything and work out the steps: (config, build dir, mpy-cross commands, mpremote command)."""
     if not args.board:
@@ -88,6 +100,7 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
         if not args.table:
             raise UserError("--mqtt needs --table: the table id this board belongs to, e.g. hall-1")
         check_id("table", args.table)
+        _check_login(user, args.table, args.id)
         if not args.wifi_ssid:
             raise UserError(
                 "--mqtt needs --wifi-ssid (and usually --wifi-password): the board reaches the broker over Wi-Fi"

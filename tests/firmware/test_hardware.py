@@ -292,3 +292,22 @@ def test_flash_with_tls_puts_the_ca_in_the_config(tmp_path, capsys):
 def test_simulated_boards_never_get_a_reserved_pin_as_input():
     m = hardware.pins_for("esp32-s3-devkitc-1", {"s%02d" % i: "beam" for i in range(22)}, leds=4)
     assert not hardware.check(m, "sim")
+
+
+def test_flash_gives_the_board_its_broker_login_as_broker_config_names_it(tmp_path, capsys):
+    # `battlement broker-config` names a board's login <table>.<board>: it goes into config.json unchanged.
+    argv = ["flash", "--dry-run", "--board", "pico-w", "--port", "/dev/ttyACM0", "--id", "ring-5",
+            "--table", "hall-2", "--wifi-ssid", "castle", "--build-dir", str(tmp_path / "b")]
+    rc, out, err = run(capsys, *argv, "--mqtt", "mqtt://hall-2.ring-5:Zx_9-qT@192.168.1.10")
+    assert rc == 0, err
+    cfg = json.loads(next(x for x in out.splitlines() if x.startswith("{")))
+    assert cfg["mqtt"]["user"] == "hall-2.ring-5" and cfg["mqtt"]["table"] == "hall-2"
+    assert cfg["mqtt"]["password"] == "********" and "Zx_9-qT" not in out
+    # The login of the same board id on another table, or of another board of this table, would connect
+    # and then have everything it publishes dropped by the broker: refused, saying which login it needs.
+    for wrong in ("hall-1.ring-5", "hall-2.ring-4"):
+        rc, _, err = run(capsys, *argv, "--mqtt", "mqtt://%s:pw@192.168.1.10" % wrong)
+        assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err
+        assert "give it hall-2.ring-5" in err
+    rc, _, err = run(capsys, *argv, "--mqtt", "mqtt://192.168.1.10", "--username", "hall-1.ring-5", "--password", "x")
+    assert rc == 2 and "give it hall-2.ring-5" in err

@@ -54,8 +54,11 @@ class Broker:
     restart() is stop()+start() (retained messages are not persisted across it).
     """
 
-    def __init__(self, workdir=None, port=None, users=None, nodelay=False, tls=False):
+    def __init__(self, workdir=None, port=None, users=None, nodelay=False, tls=False, conf=None):
         """users: {name: password} to require a login (anonymous clients are then refused).
+
+        conf: run this mosquitto.conf as it is (one `battlement broker-config` wrote, listening on
+        127.0.0.1:port) instead of one made here; workdir and port must then be its folder and port.
 
         nodelay: set_tcp_nodelay, as docs/bridge.md advises for a table's broker; without it
         Mosquitto's Nagle delay holds a small frame ~40 ms whenever an earlier one is unacknowledged.
@@ -75,6 +78,12 @@ class Broker:
             if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read our private dir
                 tls_conf += "user root\n"
         self.conf = self.dir / "mosquitto.conf"
+        self.proc = None
+        if conf is not None:
+            self.conf = pathlib.Path(conf)
+            if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read a private dir
+                self.conf.write_text(self.conf.read_text() + "user root\n")
+            return
         auth = "allow_anonymous true\n"
         if users:
             pw = self.dir / "passwords"
