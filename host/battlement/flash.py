@@ -22,6 +22,7 @@ import subprocess
 
 from battlement import fwsim, hardware
 from battlement import keys as boardkeys
+from battlement.brokercfg import SEP, login
 from battlement.errors import UserError
 
 BUILD = hardware.ROOT / "firmware" / "build"
@@ -34,8 +35,6 @@ def _mpremote() -> str:
 def _check_login(user: str | None, table: str, board: str) -> None:
     """A `battlement broker-config` login (<table>.<board>) of another board of this table, or of this
     board's id on another table, would connect and then have every publish dropped by the ACL."""
-    from battlement.brokercfg import SEP, login
-
     t, _, b = (user or "").partition(SEP)
     if hardware.ID_RE.match(t) and hardware.ID_RE.match(b) and (t == table or b == board) and user != login(table, board):
         raise UserError("--mqtt user %s is the broker login of table %s's board %s, but this board is %s of table "
