@@ -50,6 +50,12 @@ DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
 TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
+# The firmware draws its LEDs once every 40 ms (firmware/app.py): a board is sent at most one round of
+# changes a frame. The first change after a quiet frame goes at once (a move lights without delay); what
+# follows within the frame waits for its end, the last command per LED kept. Under overload every
+# batch moved some light, and building and signing a command a batch for each board cost a tenth of
+# the bridge's work; at most one round a frame is all the board could have shown anyway.
+LED_FRAME = 0.04
 LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
@@ -117,6 +123,8 @@ class Bridge:
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
         self._shown: dict[tuple, dict[str, tuple]] = {}
+        self._lit_at: dict[tuple, float] = {}  # (table, board) -> when its last round of LED commands went
+        self._lit_due: dict[tuple, dict[str, Led]] = {}  # (table, board) -> target -> command for the frame's end
         self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
 
     # --- start / stop ----------------------------------------------------------------
@@ -187,6 +195,8 @@ class Bridge:
 
     async def stop(self) -> None:
         await self.supervisor.stop()
+        for key in list(self._lit_due):  # the frame's last lights still go out
+            self._light_round(key)
         if self.hass is not None:
             self.hass.close()  # before the DISCONNECT, which would keep the will from saying it
         for sim in self.sims.values():
@@ -261,7 +271,7 @@ class Bridge:
                     last[key] = led
                 sent = self.counters["led-sent"]
                 for led in last.values():
-                    self._deliver(led)
+                    self._light(led)
                 if m and sensed and self.counters["led-sent"] != sent:
                     m.lit(t_taken)
             if committed:
@@ -332,8 +342,36 @@ class Bridge:
             if self._held is not None:
                 self._held.append(led)
             else:
-                self._deliver(led)
+                self._light(led)
         return send
+
+    def _light(self, led: Led) -> None:
+        """Send an LED command now, or at the end of the board's LED frame if it was sent one this frame."""
+        key = (led.table, led.board)
+        due = self._lit_due.get(key)
+        if due is None:
+            now = time.monotonic()
+            wait = self._lit_at.get(key, -LED_FRAME) + LED_FRAME - now
+            if wait <= 0:
+                self._lit_at[key] = now
+                self._deliver(led)
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # driven by hand, with no loop to wait on: now
+                self._deliver(led)
+                return
+            due = self._lit_due[key] = {}
+            loop.call_later(wait, self._light_round, key)
+        due.pop(led.target, None)  # in the order of the last commands: targets overlap ("all" and a pixel)
+        due[led.target] = led
+
+    def _light_round(self, key: tuple) -> None:
+        due = self._lit_due.pop(key, None)
+        if due:
+            self._lit_at[key] = time.monotonic()
+            for led in due.values():
+                self._deliver(led)
 
     def _deliver(self, led: Led) -> None:
         now = (led.pattern, led.rgb, led.period_ms)
@@ -528,6 +566,8 @@ class Bridge:
         self.tmaps[table] = tmap
         for key in [k for k in self._shown if k[0] == table]:
             del self._shown[key]
+        for key in [k for k in self._lit_due if k[0] == table]:
+            del self._lit_due[key]  # the old game's lights: the new game draws its own
         for key in [k for k in self.beats if k[0] == table]:
             del self.beats[key]
         self.watch.forget(table)

@@ -154,3 +154,33 @@ def test_lights_always_match_a_full_redraw_after_a_relight(tmp_path):
         sent.clear()
         s.forget_board(min({o.led_board for o in tmap.objects.values() if o.led_board}))
         assert sent, "a rebooted board is lit again in full"
+
+
+def test_a_board_gets_at_most_one_round_of_lights_a_frame_and_always_the_last(tmp_path):
+    """The firmware draws its LEDs every 40 ms (LED_FRAME): a board is sent the first change at once,
+    and what follows within its frame once, at the frame's end, the last command per LED kept. Another
+    board's lights wait for nobody's frame."""
+    from battlement.bridge import LED_FRAME
+    from battlement.messages import Led
+
+    async def go():
+        async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
+            objs = sorted(n for n, o in sim.tmap.objects.items() if o.led_board and o.led)
+            first = sim.tmap.objects[objs[0]]
+            other = next(sim.tmap.objects[n] for n in objs if sim.tmap.objects[n].led_board != first.led_board)
+            await asyncio.sleep(2 * LED_FRAME)  # the start's own lights out of the way
+            sent = []
+            b.led_sent = lambda led, t: sent.append((led.board, led.target, led.rgb, t))
+            send = b._sender()
+            for rgb in (0x110000, 0x220000, 0x330000, 0x440000):
+                send(Led(first.led_board, first.led, "solid", rgb, 0, s.table))
+            send(Led(other.led_board, other.led, "solid", 0x000055, 0, s.table))
+            assert [x[:3] for x in sent] == [(first.led_board, first.led, 0x110000),
+                                             (other.led_board, other.led, 0x000055)]  # at once, each board
+            await until(lambda: len(sent) == 3, what="the frame's last command")
+            assert sent[2][:3] == (first.led_board, first.led, 0x440000)  # the last, not the ones between
+            assert sent[2][3] - sent[0][3] >= LED_FRAME * 0.9
+            await until(lambda: sim.led_of(objs[0]) == ("solid", 0x440000, 0), what="the board showing it")
+            await asyncio.sleep(2 * LED_FRAME)
+            assert len(sent) == 3  # nothing more went
+    asyncio.run(go())
