@@ -56,6 +56,10 @@ TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page an
 # batch moved some light, and building and signing a command a batch for each board cost a tenth of
 # the bridge's work; at most one round a frame is all the board could have shown anyway.
 LED_FRAME = 0.04
+# While the intake is held back (flow control: events already wait a quarter of a second or more), a
+# board's lights change at most five times a second: they show the game as late as its events anyway,
+# and the commands of the 40 ms frames were still a tenth of the bridge's work an event at 2x capacity.
+LED_FRAME_BEHIND = 0.2
 LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
@@ -123,6 +127,7 @@ class Bridge:
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
         self._shown: dict[tuple, dict[str, tuple]] = {}
+        self._behind = False  # the intake held back at the last batch: LED_FRAME_BEHIND
         self._lit_at: dict[tuple, float] = {}  # (table, board) -> when its last round of LED commands went
         self._lit_due: dict[tuple, dict[str, Led]] = {}  # (table, board) -> target -> command for the frame's end
         self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
@@ -231,6 +236,7 @@ class Bridge:
             if not self._writes.is_set():
                 await self._writes.wait()  # a checkpoint is finishing the WAL (see _checkpoints)
             t_taken = time.perf_counter()
+            self._behind = transport.paused()
             m = self.metrics
             if m:
                 m.taking = t_taken
@@ -351,7 +357,8 @@ class Bridge:
         due = self._lit_due.get(key)
         if due is None:
             now = time.monotonic()
-            wait = self._lit_at.get(key, -LED_FRAME) + LED_FRAME - now
+            frame = LED_FRAME_BEHIND if self._behind else LED_FRAME
+            wait = self._lit_at.get(key, -frame) + frame - now
             if wait <= 0:
                 self._lit_at[key] = now
                 self._deliver(led)

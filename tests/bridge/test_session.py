@@ -160,7 +160,7 @@ def test_a_board_gets_at_most_one_round_of_lights_a_frame_and_always_the_last(tm
     """The firmware draws its LEDs every 40 ms (LED_FRAME): a board is sent the first change at once,
     and what follows within its frame once, at the frame's end, the last command per LED kept. Another
     board's lights wait for nobody's frame."""
-    from battlement.bridge import LED_FRAME
+    from battlement.bridge import LED_FRAME, LED_FRAME_BEHIND
     from battlement.messages import Led
 
     async def go():
@@ -183,4 +183,12 @@ def test_a_board_gets_at_most_one_round_of_lights_a_frame_and_always_the_last(tm
             await until(lambda: sim.led_of(objs[0]) == ("solid", 0x440000, 0), what="the board showing it")
             await asyncio.sleep(2 * LED_FRAME)
             assert len(sent) == 3  # nothing more went
+            # While the intake is held back (the pump asks the transport at each batch), a board's lights
+            # change at most every LED_FRAME_BEHIND.
+            b.transports[0].paused = lambda: True
+            b._behind = True
+            send(Led(first.led_board, first.led, "solid", 0x550000, 0, s.table))
+            send(Led(first.led_board, first.led, "solid", 0x660000, 0, s.table))
+            await until(lambda: len(sent) == 4, what="the slower frame's last command")
+            assert sent[3][2] == 0x660000 and sent[3][3] - sent[2][3] >= LED_FRAME_BEHIND * 0.9
     asyncio.run(go())
