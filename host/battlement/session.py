@@ -31,6 +31,10 @@ from shared_rules.engine import Illegal
 
 log = logging.getLogger("battlement.table")
 KEEP_NOTES = 30  # recent notices and private messages kept for a page that connects late
+# Refused moves reach the log at most once a second a table, with how many it left out: under overload
+# the events the broker dropped made dozens of refusals a second a table, each a log line (20,000 in
+# four minutes of the soak). The page's notices, the counters and the journal keep every one.
+REFUSED_LOG_EVERY = 1.0
 KEEP_BLIND = 20  # open questions about breaks a board could not time (the oldest go first, counted)
 
 
@@ -85,6 +89,7 @@ class Session:
         # Notices are numbered (a scoreboard that speaks says each once); the same game gives the same
         # numbers, so what a page receives depends on the game alone. A restart numbers from 0 again.
         self._note_id = 0
+        self._refused_log = (0, -1e9)  # (refusals left out of the log since the last logged, when that was)
         self._n = 0  # the input being applied: the notices it makes carry its number (undo marks them)
         self.previous: dict | None = None  # the game a new one set aside, which can be taken up again
         if not self.resume():
@@ -553,7 +558,17 @@ class Session:
         return {"ok": True, "message": "", "n": 0}
 
     def _note(self, text: str, kind: str = "info") -> None:
-        log.log(logging.INFO if kind in ("info", "say") else logging.WARNING, "%s: %s", self.table, text)
+        if kind == "illegal":
+            left, at = self._refused_log
+            now = time.monotonic()
+            if now - at < REFUSED_LOG_EVERY:
+                self._refused_log = (left + 1, at)
+            else:
+                self._refused_log = (0, now)
+                log.warning("%s: %s%s", self.table, text,
+                            " (and %d more refused since the last such line)" % left if left else "")
+        else:
+            log.log(logging.INFO if kind in ("info", "say") else logging.WARNING, "%s: %s", self.table, text)
         self._note_id += 1
         note = {"kind": kind, "text": text, "id": self._note_id}  # id: a scoreboard speaks each once
         if self._n:

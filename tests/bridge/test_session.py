@@ -192,3 +192,30 @@ def test_a_board_gets_at_most_one_round_of_lights_a_frame_and_always_the_last(tm
             await until(lambda: len(sent) == 4, what="the slower frame's last command")
             assert sent[3][2] == 0x660000 and sent[3][3] - sent[2][3] >= LED_FRAME_BEHIND * 0.9
     asyncio.run(go())
+
+
+def test_a_flood_of_refused_moves_is_one_log_line_a_second_and_every_one_on_the_page(tmp_path, caplog, monkeypatch):
+    """Under overload the events the broker dropped make inputs the rules refuse, dozens a second a
+    table: each was a log line (20,000 in four minutes of the soak). The log gets one a second a table,
+    saying how many it leaves out; the page's notices and the journal keep every one."""
+    import logging
+
+    from battlement import session as session_mod
+
+    now = [1000.0]
+    monkeypatch.setattr(session_mod.time, "monotonic", lambda: now[0])
+    j = Journal(str(tmp_path / "j.sqlite"), checkpoint_thread=False)
+    s = session_mod.Session(for_game("ringo"), j)
+    caplog.set_level(logging.WARNING, logger="battlement.table")
+    for i in range(1, 31):  # b5 (occupied at the start) put down again and again: each refused
+        now[0] += 0.01
+        s.sensed(Event(None, "ring-5", 5, i, "b", "presence", 1, i * 1000, 0))
+    now[0] += 1.0
+    s.sensed(Event(None, "ring-5", 5, 31, "b", "presence", 1, 31000, 0))
+    refused = [r.getMessage() for r in caplog.records if "Refused" in r.getMessage()]
+    assert len(refused) == 2, refused
+    assert refused[1].endswith("(and 29 more refused since the last such line)")
+    assert sum(1 for n in s.notices if n["kind"] == "illegal") == min(31, session_mod.KEEP_NOTES)
+    assert s.counters["illegal"] == 31
+    assert j.counts(s.game_id).get("illegal") == 31
+    j.close()
