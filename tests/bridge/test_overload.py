@@ -51,11 +51,12 @@ def test_twice_the_capacity_degrades_and_drains_with_nothing_lost(bridge_process
             assert sum(x["dropped"] for x in h["boards"]) > 0
         assert took is not None, "the backlog did not drain once the load fell"
         # Degraded, not collapsed (before flow control: 80% at 2x in bench_overload with the bridge idle half the
-        # time, 37% against a broker queue of 100,000; 26% before any bound). The issue's 90% holds when the
-        # bridge gets its CPU (bench_overload: 102-128%), but here the boards and the broker, which work twice
-        # as hard at 2x, take it on the same two cores: in the loaded parallel suite 69-86% was seen, so this
-        # guards against a collapse, not for the 90%. What the bridge makes of the CPU it gets stays close to
-        # what it made of it at full load (90-120% of it seen; the gaps of the boards' drops cost a little).
+        # time, 37% against a broker queue of 100,000; 26% before any bound). The issue's 90% is the soak's and
+        # the bench's to measure, with the bridge on a CPU of its own (median 93% of the capacity either side in
+        # the 600 s soak); here the boards and the broker, which work twice as hard at 2x, share the two cores
+        # with it and the rest of the parallel suite: 69-86% was seen, so this guards against a collapse. What
+        # the bridge makes of the CPU it gets stays close to what it made of it at full load, the boards'
+        # events interleaved alike (support.overload.CLOSED_CHUNK).
         assert over["goodput"] >= 0.6 * capacity, "collapsed: %.0f/s at 2x of %.0f/s" % (over["goodput"], capacity)
         assert over["per_cpu"] >= 0.8 * cap["per_cpu"], "less done per CPU-second under overload"
         assert over["failed"] == 0 and over["answered"] > 0  # the page answered every time...

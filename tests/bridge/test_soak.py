@@ -150,7 +150,9 @@ def test_ten_minutes_of_overload(bridge_process, tmp_path, soak_record):
     """Rounds of 30 s at 2x, 4x and 1x, each between two capacity phases of 10 s (closed loop, after the
     backlog drained): a round is judged against the mean of the capacity just before and just after it,
     so a change in what this machine gives the bridge over ten minutes (15% seen from one minute to
-    the next with nothing else running) falls on both sides of the comparison."""
+    the next with nothing else running) falls on both sides of the comparison. The first 10 s of
+    capacity only warm up: on a new journal the bridge ran 10-20% faster than a minute later (5,743
+    events/s, then 4,580-5,447), and the first round was judged against that."""
     # a broker as a table has it (its default queue): the tests' 100,000 per client would hold the bridge
     # to reading that many stale resends after each overload round
     broker = table_broker(tmp_path / "mosquitto")
@@ -164,6 +166,7 @@ def test_ten_minutes_of_overload(bridge_process, tmp_path, soak_record):
             drain(b, boards, pager, 60)
             return phase(b, boards, pager, 10, closed_loop=True)["goodput"]
 
+        phase(b, boards, pager, 10, closed_loop=True)  # warm-up, not judged: a new journal ran 10-20% faster
         caps = [capacity_now()]
         t0, rounds, worst_p99, failed, slow, ratios = time.monotonic(), 0, 0.0, 0, 0, []
         while time.monotonic() - t0 < OVERLOAD_SECONDS:
