@@ -197,7 +197,10 @@ def test_ten_minutes_of_overload(bridge_process, tmp_path, soak_record):
                     % (min(caps), max(caps), ", bridge on a CPU of its own" if pinned else "",
                        100 * ratios[len(ratios) // 2], 100 * ratios[0], slow, worst_p99 * 1000, failed, t["dropped"],
                        "drained in %.0f s" % took if took is not None else "not drained (%d held)" % t["unacked"]))
-        assert doubled == 0 and lost == 0 and failed == 0
+        assert doubled == 0 and lost == 0 and failed == 0 and worst_p99 < 0.25
+        # The 90%, as the middle of the rounds: one round alone moves by 5% with this machine's speed
+        # (all 10 at 91-102% in one run, 3 of 10 at 89.6-89.9% in the run before); none may fall far.
+        assert ratios[len(ratios) // 2] >= 0.9 and ratios[0] >= 0.85, "2x and 4x rounds: %s" % ratios
     finally:
         unpin()
         pager.close()
