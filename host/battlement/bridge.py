@@ -130,6 +130,7 @@ class Bridge:
         self._behind = False  # the intake held back at the last batch: LED_FRAME_BEHIND
         self._lit_at: dict[tuple, float] = {}  # (table, board) -> when its last round of LED commands went
         self._lit_due: dict[tuple, dict[str, Led]] = {}  # (table, board) -> target -> command for the frame's end
+        self._lit_since: dict[tuple, float] = {}  # (table, board) -> when the oldest batch of events held there was taken
         self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
 
     # --- start / stop ----------------------------------------------------------------
@@ -277,7 +278,7 @@ class Bridge:
                     last[key] = led
                 sent = self.counters["led-sent"]
                 for led in last.values():
-                    self._light(led)
+                    self._light(led, t_taken if sensed else None)
                 if m and sensed and self.counters["led-sent"] != sent:
                     m.lit(t_taken)
             if committed:
@@ -351,8 +352,10 @@ class Bridge:
                 self._light(led)
         return send
 
-    def _light(self, led: Led) -> None:
-        """Send an LED command now, or at the end of the board's LED frame if it was sent one this frame."""
+    def _light(self, led: Led, since: float | None = None) -> None:
+        """Send an LED command now, or at the end of the board's LED frame if it was sent one this frame.
+        since: when the batch of board events that made it was taken (the event -> LED latency runs on
+        through the wait)."""
         key = (led.table, led.board)
         due = self._lit_due.get(key)
         if due is None:
@@ -370,15 +373,21 @@ class Bridge:
                 return
             due = self._lit_due[key] = {}
             loop.call_later(wait, self._light_round, key)
+        if since is not None:
+            self._lit_since.setdefault(key, since)
         due.pop(led.target, None)  # in the order of the last commands: targets overlap ("all" and a pixel)
         due[led.target] = led
 
     def _light_round(self, key: tuple) -> None:
         due = self._lit_due.pop(key, None)
+        since = self._lit_since.pop(key, None)
         if due:
             self._lit_at[key] = time.monotonic()
+            sent = self.counters["led-sent"]
             for led in due.values():
                 self._deliver(led)
+            if self.metrics and since is not None and self.counters["led-sent"] != sent:
+                self.metrics.lit(since)
 
     def _deliver(self, led: Led) -> None:
         now = (led.pattern, led.rgb, led.period_ms)
@@ -575,6 +584,7 @@ class Bridge:
             del self._shown[key]
         for key in [k for k in self._lit_due if k[0] == table]:
             del self._lit_due[key]  # the old game's lights: the new game draws its own
+            self._lit_since.pop(key, None)
         for key in [k for k in self.beats if k[0] == table]:
             del self.beats[key]
         self.watch.forget(table)

@@ -52,7 +52,8 @@ class Metrics:
         self.commit.observe(time.perf_counter() - t_commit)
 
     def lit(self, t_taken: float) -> None:
-        """The LED commands of a batch with board events in it have left."""
+        """The LED commands of a batch with board events in it have left (those held for a board's LED
+        frame: when that board's round leaves)."""
         self.event_to_led.observe(time.perf_counter() - t_taken)
 
     def page_clock(self) -> PageClock:
