@@ -55,16 +55,15 @@ class HomeAssistant:
     def __init__(self, broker):
         self.got: list[tuple[str, bytes, bool]] = []
         self.lock = threading.Lock()
-        self.ready = threading.Event()
+        self.ready = threading.Event()  # subscribed: the broker's SUBACK came
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="home-assistant-%d" % time.monotonic_ns())
-        c.on_connect = lambda c, u, f, rc, p=None: (c.subscribe([("homeassistant/#", 1), ("battlement/#", 1)]),
-                                                     self.ready.set())
+        c.on_connect = lambda c, u, f, rc, p=None: c.subscribe([("homeassistant/#", 1), ("battlement/#", 1)])
+        c.on_subscribe = lambda *a: self.ready.set()
         c.on_message = self._message
         c.connect(broker.host, broker.port)
         c.loop_start()
         self.c = c
         assert self.ready.wait(5)
-        time.sleep(0.2)
 
     def _message(self, c, u, m):
         with self.lock:
@@ -291,7 +290,9 @@ def test_the_bridges_availability_goes_offline_when_it_is_killed_and_its_ids_sta
     assert ha.last(avail) == b"offline"  # the last will: Home Assistant shows every entity unavailable
     later = HomeAssistant(broker)  # one that connects afterwards learns it too (retained)
     try:
-        time.sleep(0.3)
+        deadline = time.monotonic() + 5
+        while later.last(avail) is None and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert later.last(avail) == b"offline"
     finally:
         later.close()

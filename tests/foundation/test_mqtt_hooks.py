@@ -20,15 +20,15 @@ class Watcher:
 
     def __init__(self, broker, filter):
         self.got = []
-        self.ready = threading.Event()
+        self.ready = threading.Event()  # subscribed: the broker's SUBACK came
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="watch-%d" % time.monotonic_ns())
-        c.on_connect = lambda c, u, f, rc, p=None: (c.subscribe(filter, 1), self.ready.set())
+        c.on_connect = lambda c, u, f, rc, p=None: c.subscribe(filter, 1)
+        c.on_subscribe = lambda *a: self.ready.set()
         c.on_message = lambda c, u, m: self.got.append((m.topic, m.payload, bool(m.retain)))
         c.connect(broker.host, broker.port)
         c.loop_start()
         self.c = c
         assert self.ready.wait(5)
-        time.sleep(0.2)  # the SUBACK
 
     def payloads(self, topic):
         return [p for t, p, _r in self.got if t == topic]
@@ -71,9 +71,12 @@ def test_hooks_run_after_every_connect_and_extra_topics_reach_their_callback(mos
             watch.c.publish("hooks/in/y", b"again", qos=1)
             await until(lambda: heard == [("hooks/in/y", b"again")], what="subscribed again after the reconnect")
             t.subscribe_extra("hooks/late", lambda topic, payload: heard.append((topic, payload)))
-            await asyncio.sleep(0.3)
-            watch.c.publish("hooks/late", b"late", qos=1)
-            await until(lambda: ("hooks/late", b"late") in heard, what="a filter added while connected")
+            for _ in range(50):  # until the broker has the new subscription (no SUBACK to wait on here)
+                watch.c.publish("hooks/late", b"late", qos=1)
+                await asyncio.sleep(0.1)
+                if ("hooks/late", b"late") in heard:
+                    break
+            assert ("hooks/late", b"late") in heard, "a filter added while connected heard nothing"
             assert t.counters.get("hook-errors", 0) == 0
         finally:
             await t.stop()
@@ -122,6 +125,9 @@ def test_the_will_is_published_retained_when_the_process_dies(mosquitto):
             watch.close()
         late = Watcher(mosquitto, "hooks2/#")  # a client that comes later still learns it: retained
         try:
+            deadline = time.monotonic() + 5
+            while not late.got and time.monotonic() < deadline:  # retained messages follow the SUBACK
+                time.sleep(0.02)
             assert late.got == [("hooks2/avail", b"offline", True)]
         finally:
             late.c.publish("hooks2/avail", b"", retain=True)  # leave the shared broker clean
