@@ -28,6 +28,7 @@ import shared_rules
 from battlement import hass, logs, onboarding, tables
 from battlement import keys as boardkeys
 from battlement.boardhealth import BoardWatch
+from battlement.effects import LED_FRAME, LED_FRAME_BEHIND, LedFrames
 from battlement.errors import UserError
 from battlement.journal import CHECKPOINT_EVERY, WAL_HOLD, Journal
 from battlement.messages import Beat, Event, Hello, Led, Reply
@@ -50,16 +51,6 @@ DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
 TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
-# The firmware draws its LEDs once every 40 ms (firmware/app.py): a board is sent at most one round of
-# changes a frame. The first change after a quiet frame goes at once (a move lights without delay); what
-# follows within the frame waits for its end, the last command per LED kept. Under overload every
-# batch moved some light, and building and signing a command a batch for each board cost a tenth of
-# the bridge's work; at most one round a frame is all the board could have shown anyway.
-LED_FRAME = 0.04
-# While the intake is held back (flow control: events already wait a quarter of a second or more), a
-# board's lights change at most five times a second: they show the game as late as its events anyway,
-# and the commands of the 40 ms frames were still a tenth of the bridge's work an event at 2x capacity.
-LED_FRAME_BEHIND = 0.2
 LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
@@ -127,11 +118,8 @@ class Bridge:
         self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
         self._shown: dict[tuple, dict[str, tuple]] = {}
-        self._behind = False  # the intake held back at the last batch: LED_FRAME_BEHIND
-        self._lit_at: dict[tuple, float] = {}  # (table, board) -> when its last round of LED commands went
-        self._lit_due: dict[tuple, dict[str, Led]] = {}  # (table, board) -> target -> command for the frame's end
-        self._lit_since: dict[tuple, float] = {}  # (table, board) -> when the oldest batch of events held there was taken
         self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
+        self.lights = LedFrames(self._deliver, self._lit)  # at most one round of LED commands a board a frame
 
     # --- start / stop ----------------------------------------------------------------
 
@@ -201,8 +189,7 @@ class Bridge:
 
     async def stop(self) -> None:
         await self.supervisor.stop()
-        for key in list(self._lit_due):  # the frame's last lights still go out
-            self._light_round(key)
+        self.lights.flush()  # the frame's last lights still go out
         if self.hass is not None:
             self.hass.close()  # before the DISCONNECT, which would keep the will from saying it
         for sim in self.sims.values():
@@ -237,7 +224,7 @@ class Bridge:
             if not self._writes.is_set():
                 await self._writes.wait()  # a checkpoint is finishing the WAL (see _checkpoints)
             t_taken = time.perf_counter()
-            self._behind = transport.paused()
+            self.lights.frame = LED_FRAME_BEHIND if transport.paused() else LED_FRAME
             m = self.metrics
             if m:
                 m.taking = t_taken
@@ -278,7 +265,7 @@ class Bridge:
                     last[key] = led
                 sent = self.counters["led-sent"]
                 for led in last.values():
-                    self._light(led, t_taken if sensed else None)
+                    self.lights.send(led, t_taken if sensed else None)
                 if m and sensed and self.counters["led-sent"] != sent:
                     m.lit(t_taken)
             if committed:
@@ -349,51 +336,19 @@ class Bridge:
             if self._held is not None:
                 self._held.append(led)
             else:
-                self._light(led)
+                self.lights.send(led)
         return send
 
-    def _light(self, led: Led, since: float | None = None) -> None:
-        """Send an LED command now, or at the end of the board's LED frame if it was sent one this frame.
-        since: when the batch of board events that made it was taken (the event -> LED latency runs on
-        through the wait)."""
-        key = (led.table, led.board)
-        due = self._lit_due.get(key)
-        if due is None:
-            now = time.monotonic()
-            frame = LED_FRAME_BEHIND if self._behind else LED_FRAME
-            wait = self._lit_at.get(key, -frame) + frame - now
-            if wait <= 0:
-                self._lit_at[key] = now
-                self._deliver(led)
-                return
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # driven by hand, with no loop to wait on: now
-                self._deliver(led)
-                return
-            due = self._lit_due[key] = {}
-            loop.call_later(wait, self._light_round, key)
-        if since is not None:
-            self._lit_since.setdefault(key, since)
-        due.pop(led.target, None)  # in the order of the last commands: targets overlap ("all" and a pixel)
-        due[led.target] = led
+    def _lit(self, since: float) -> None:
+        if self.metrics:
+            self.metrics.lit(since)
 
-    def _light_round(self, key: tuple) -> None:
-        due = self._lit_due.pop(key, None)
-        since = self._lit_since.pop(key, None)
-        if due:
-            self._lit_at[key] = time.monotonic()
-            sent = self.counters["led-sent"]
-            for led in due.values():
-                self._deliver(led)
-            if self.metrics and since is not None and self.counters["led-sent"] != sent:
-                self.metrics.lit(since)
-
-    def _deliver(self, led: Led) -> None:
+    def _deliver(self, led: Led) -> bool:
+        """Send one LED command now unless the LED shows it already; True if it went."""
         now = (led.pattern, led.rgb, led.period_ms)
         shown = self._shown.get((led.table, led.board))
         if shown is not None and shown.get(led.target) == now:
-            return
+            return False
         # a board is reached by whichever transport heard its hello (serial routes by board id alone)
         for t in self.transports:
             cmd = led if isinstance(t, MqttTransport) else Led(led.board, led.target, led.pattern, led.rgb,
@@ -411,10 +366,11 @@ class Bridge:
             shown[led.target] = now
             if self.led_sent:
                 self.led_sent(led, time.perf_counter())
-            return
+            return True
         # No transport has heard this board yet (the table is lit at start-up, before the boards say
         # hello): nothing is lost, its hello makes the session light all of the board again.
         self.counters["led-before-hello"] += 1
+        return False
 
     async def _tick(self) -> None:
         """Turn timeouts: a turn with nothing sensed for --throw-timeout seconds gets the input the game
@@ -582,9 +538,7 @@ class Bridge:
         self.tmaps[table] = tmap
         for key in [k for k in self._shown if k[0] == table]:
             del self._shown[key]
-        for key in [k for k in self._lit_due if k[0] == table]:
-            del self._lit_due[key]  # the old game's lights: the new game draws its own
-            self._lit_since.pop(key, None)
+        self.lights.forget(table)  # the old game's lights: the new game draws its own
         for key in [k for k in self.beats if k[0] == table]:
             del self.beats[key]
         self.watch.forget(table)

@@ -9,11 +9,26 @@ Only the public view and cues are used here, so no LED ever gives a secret away.
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
+
 from battlement.adapter import OFF, WHITE, TableAdapter
 from battlement.messages import Led
 from battlement.tables import TableMap
 
-__all__ = ["OFF", "Effects"]
+__all__ = ["LED_FRAME", "LED_FRAME_BEHIND", "OFF", "Effects", "LedFrames"]
+
+# The firmware draws its LEDs once every 40 ms (firmware/app.py): a board is sent at most one round of
+# changes a frame. The first change after a quiet frame goes at once (a move lights without delay); what
+# follows within the frame waits for its end, the last command per LED kept. Under overload every
+# batch moved some light, and building and signing a command a batch for each board cost a tenth of
+# the bridge's work; at most one round a frame is all the board could have shown anyway.
+LED_FRAME = 0.04
+# While the intake is held back (flow control: events already wait a quarter of a second or more), a
+# board's lights change at most five times a second: they show the game as late as its events anyway,
+# and the commands of the 40 ms frames were still a tenth of the bridge's work an event at 2x capacity.
+LED_FRAME_BEHIND = 0.2
 
 
 class Effects:
@@ -104,3 +119,63 @@ class Effects:
             self._with_leds = [(n, self.tmap.objects[n]) for n in sorted(self.tmap.objects)
                                if self.tmap.objects[n].led is not None]
         return self._with_leds
+
+
+class LedFrames:
+    """At most one round of LED commands a board a frame (LED_FRAME, or LED_FRAME_BEHIND as the bridge
+    sets `frame`): the first change after a quiet frame goes at once, what follows within the frame at
+    its end, the last command per LED kept, in the order those last commands were made (targets
+    overlap: "all" and a pixel of it). deliver(led) sends one command, True if it went; lit(since) is
+    told when a held round with board events behind it has left (the event -> LED latency)."""
+
+    def __init__(self, deliver: Callable[[Led], bool], lit: Callable[[float], object] | None = None):
+        self.deliver = deliver
+        self.lit = lit
+        self.frame = LED_FRAME
+        self._at: dict[tuple, float] = {}  # (table, board) -> when its last round went
+        self._due: dict[tuple, dict[str, Led]] = {}  # (table, board) -> target -> command for the frame's end
+        self._since: dict[tuple, float] = {}  # (table, board) -> when the oldest batch held there was taken
+
+    def send(self, led: Led, since: float | None = None) -> None:
+        """Now, or at the end of the board's frame if it was sent a round this frame. since: when the
+        batch of board events that made it was taken."""
+        key = (led.table, led.board)
+        due = self._due.get(key)
+        if due is None:
+            now = time.monotonic()
+            wait = self._at.get(key, -self.frame) + self.frame - now
+            if wait <= 0:
+                self._at[key] = now
+                self.deliver(led)
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # driven by hand, with no loop to wait on: now
+                self.deliver(led)
+                return
+            due = self._due[key] = {}
+            loop.call_later(wait, self._round, key)
+        if since is not None:
+            self._since.setdefault(key, since)
+        due.pop(led.target, None)
+        due[led.target] = led
+
+    def _round(self, key: tuple) -> None:
+        due = self._due.pop(key, None)
+        since = self._since.pop(key, None)
+        if due:
+            self._at[key] = time.monotonic()
+            went = [self.deliver(led) for led in due.values()]
+            if self.lit and since is not None and any(went):
+                self.lit(since)
+
+    def flush(self) -> None:
+        """Every held round now (the bridge stopping)."""
+        for key in list(self._due):
+            self._round(key)
+
+    def forget(self, table: str) -> None:
+        """Drop the held rounds of a table (its game switched: the new game draws its own)."""
+        for key in [k for k in self._due if k[0] == table]:
+            del self._due[key]
+            self._since.pop(key, None)

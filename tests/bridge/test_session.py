@@ -186,7 +186,7 @@ def test_a_board_gets_at_most_one_round_of_lights_a_frame_and_always_the_last(tm
             # While the intake is held back (the pump asks the transport at each batch), a board's lights
             # change at most every LED_FRAME_BEHIND.
             b.transports[0].paused = lambda: True
-            b._behind = True
+            b.lights.frame = LED_FRAME_BEHIND
             send(Led(first.led_board, first.led, "solid", 0x550000, 0, s.table))
             send(Led(first.led_board, first.led, "solid", 0x660000, 0, s.table))
             await until(lambda: len(sent) == 4, what="the slower frame's last command")
