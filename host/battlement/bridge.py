@@ -25,24 +25,26 @@ import time
 import traceback
 
 import shared_rules
-from battlement import hass, logs, onboarding, tables
-from battlement import keys as boardkeys
-from battlement.boardhealth import BoardWatch
-from battlement.effects import LED_FRAME, LED_FRAME_BEHIND, LedFrames
+from battlement.boards.health import BoardWatch
 from battlement.errors import UserError
-from battlement.journal import CHECKPOINT_EVERY, WAL_HOLD, Journal
-from battlement.messages import Beat, Event, Hello, Led, Reply
-from battlement.metrics import Metrics
-from battlement.session import Session, shown_path
-from battlement.sim import Simulator
-from battlement.sound import Sound
-from battlement.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
-from battlement.tables import TableMap, default_path, for_game, load
-from battlement.tokens import HOST_CODE_MIN, new_code
-from battlement.transport import BadCommand, MqttTransport, NoRoute, SerialTransport
-from battlement.transport.args import add_mqtt_login
-from battlement.transport.base import in_order
-from battlement.transport.mqtt import check_ca
+from battlement.link import keys as boardkeys
+from battlement.link.messages import Beat, Event, Hello, Led, Reply
+from battlement.link.transport import BadCommand, MqttTransport, NoRoute, SerialTransport
+from battlement.link.transport.args import add_mqtt_login
+from battlement.link.transport.base import in_order
+from battlement.link.transport.mqtt import check_ca
+from battlement.ops import hass, logs
+from battlement.ops.metrics import Metrics
+from battlement.ops.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
+from battlement.sim.simulator import Simulator
+from battlement.sound.speaker import Sound
+from battlement.table import maps as tables
+from battlement.table.effects import LED_FRAME, LED_FRAME_BEHIND, LedFrames
+from battlement.table.journal import CHECKPOINT_EVERY, WAL_HOLD, Journal
+from battlement.table.maps import TableMap, default_path, for_game, load
+from battlement.table.session import Session, shown_path
+from battlement.table.tokens import HOST_CODE_MIN, new_code
+from battlement.web import onboarding
 
 log = logging.getLogger("battlement.bridge")
 

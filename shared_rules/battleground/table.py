@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from battlement.adapter import AMBER, WHITE, TableAdapter
+from battlement.table.adapter import AMBER, WHITE, TableAdapter
 
 from shared_rules.engine import complete_options
 

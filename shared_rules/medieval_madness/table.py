@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from battlement.adapter import RED, WHITE, Ignore, TableAdapter
 from battlement.errors import UserError
+from battlement.table.adapter import RED, WHITE, Ignore, TableAdapter
 
 from shared_rules.engine import Illegal
 

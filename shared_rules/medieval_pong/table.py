@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from battlement.adapter import GOLD, WHITE, Ignore, TableAdapter
+from battlement.table.adapter import GOLD, WHITE, Ignore, TableAdapter
 
 from shared_rules.medieval_pong.core import SIDES, side_name, title
 from shared_rules.medieval_pong.switches import FALL, ROOF, switch_input, switch_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from battlement.adapter import WHITE, Ignore, TableAdapter
+from battlement.table.adapter import WHITE, Ignore, TableAdapter
 
 
 class Table(TableAdapter):

@@ -27,9 +27,10 @@ import time
 import urllib.request
 
 import benchutil
-from battlement import tables, wire
 from battlement.bridge import Bridge
-from battlement.messages import Event, Hello, Led, up_frame
+from battlement.link import wire
+from battlement.link.messages import Event, Hello, Led, up_frame
+from battlement.table import maps as tables
 from support.procs import Broker, free_port
 
 EVENTS = 400
@@ -161,7 +162,7 @@ async def run_board(thread):
 
 
 async def serial_latency(bare, toggle=None, key=None):
-    from battlement.transport import SerialTransport
+    from battlement.link.transport import SerialTransport
 
     board = PtyBoard()
     hello, evs = frames(key=key)
@@ -203,7 +204,7 @@ async def serial_latency(bare, toggle=None, key=None):
 class MqttBoard:
     def __init__(self, url, table, board="ring-5"):
         import paho.mqtt.client as mqtt
-        from battlement.transport.mqtt import parse_url, topic
+        from battlement.link.transport.mqtt import parse_url, topic
 
         host, port, *_ = parse_url(url)
         self.up, down = topic(table, board, "up"), topic(table, board, "down")
@@ -243,7 +244,7 @@ class MqttBoard:
 
 
 async def mqtt_latency(broker, bare, table):
-    from battlement.transport import MqttTransport
+    from battlement.link.transport import MqttTransport
 
     hello, evs = frames()
     with tempfile.TemporaryDirectory() as d:
@@ -271,7 +272,7 @@ PUBLISHER = r"""
 import sys, time
 sys.path[:0] = [%r, %r]
 import paho.mqtt.client as mqtt
-from battlement.transport.mqtt import topic
+from battlement.link.transport.mqtt import topic
 import bench_bridge as bb
 url_port, tables, per = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-pub")
@@ -415,7 +416,7 @@ def startup():
 def hook_cost(n=20_000):
     """Seconds per batch the metrics hooks add (what the pump and a page push call, timed alone), and the
     same with prometheus-client's Histogram.observe for the three observations."""
-    from battlement.metrics import LATENCY_BUCKETS, Metrics
+    from battlement.ops.metrics import LATENCY_BUCKETS, Metrics
     from prometheus_client import CollectorRegistry, Histogram
 
     class Quiet:
@@ -452,7 +453,7 @@ def main():
 
 
 def serial_figures():
-    from battlement.metrics import Metrics
+    from battlement.ops.metrics import Metrics
 
     bridge_lat, bare_lat, mixed = [], [], []
     for _ in range(2):  # alternate, so a burst of outside load does not fall on one side only
@@ -500,7 +501,7 @@ def signing_figures():
 
 def intake_cost(key, n=20_000, rounds=3):
     """Seconds per event frame through the protocol layer (decode, MAC, exactly-once, queue), best round."""
-    from battlement.transport.base import Transport
+    from battlement.link.transport.base import Transport
 
     best = float("inf")
     for r in range(rounds):

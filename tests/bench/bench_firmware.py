@@ -27,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "firmware"))
 
 import drops
-from battlement import fwsim
+from battlement.sim import firmware as fwsim
 
 THROUGHPUT = r"""
 import time, machine, hal, app, wire

@@ -6,9 +6,10 @@ import random
 import time
 
 import benchutil  # noqa: F401 -- puts host/ and tests/ on the path
-from battlement import hass, tables
-from battlement.journal import Journal
-from battlement.session import Session
+from battlement.ops import hass
+from battlement.table import maps as tables
+from battlement.table.journal import Journal
+from battlement.table.session import Session
 from support.secrets import HassLink
 
 INPUTS = 3000

@@ -14,8 +14,8 @@ import tempfile
 import time
 
 import benchutil  # noqa: F401 -- puts tests/ and host/ on the path
-from battlement import journal
-from battlement.messages import Event
+from battlement.link.messages import Event
+from battlement.table import journal
 
 GAMES = 20
 BATCH = 75

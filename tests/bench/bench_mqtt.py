@@ -41,9 +41,9 @@ import bench_bridge
 import benchutil
 import gmqtt
 import paho.mqtt.client as mqtt
-from battlement.messages import Event, Hello
-from battlement.transport import MqttTransport
-from battlement.transport.mqtt import _Client
+from battlement.link.messages import Event, Hello
+from battlement.link.transport import MqttTransport
+from battlement.link.transport.mqtt import _Client
 from gmqtt.mqtt.constants import MQTTv50
 from gmqtt.mqtt.package import CommandWithMidPacket, PublishPacket
 from gmqtt.mqtt.protocol import MQTTProtocol

@@ -15,7 +15,7 @@ import time
 
 import benchutil
 from battlement.bridge import Bridge
-from battlement.messages import Event
+from battlement.link.messages import Event
 from bench_bridge import PtyBoard, frames, ringo_map
 from support.procs import free_port
 
@@ -68,7 +68,7 @@ def client(port, board, evs, out):
 
 async def ws_latency(bare):
     import uvicorn
-    from battlement.transport import SerialTransport
+    from battlement.link.transport import SerialTransport
     from battlement.web.app import create_app
 
     board = PtyBoard()

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "host"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from battlement.rulescli import micropython_binary, playout_micropython
+from battlement.cli.rules import micropython_binary, playout_micropython
 from support.heap import compile_games
 
 from shared_rules import GAMES, engine, load, playout_main

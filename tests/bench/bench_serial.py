@@ -12,7 +12,7 @@ import time
 
 import benchutil
 import serial
-from battlement.transport import SerialTransport
+from battlement.link.transport import SerialTransport
 from support.board import SerialBoard
 from support.procs import PtyPair
 

@@ -19,11 +19,11 @@ import time
 from collections import OrderedDict
 
 import benchutil
-from battlement.journal import Journal
-from battlement.session import Session
-from battlement.sound import Sound
-from battlement.speechcache import ENTRIES
-from battlement.tables import for_game
+from battlement.sound.speaker import Sound
+from battlement.sound.speechcache import ENTRIES
+from battlement.table.journal import Journal
+from battlement.table.maps import for_game
+from battlement.table.session import Session
 from support import speech
 
 ROUNDS = 30

@@ -5,7 +5,7 @@ import subprocess
 import time
 
 import benchutil
-from battlement import wire
+from battlement.link import wire
 from support.procs import MICROPYTHON
 
 N = 100_000

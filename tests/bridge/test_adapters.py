@@ -5,10 +5,10 @@ undo may show of a side's secrets (docs/rules/engine.md, "The table adapter").""
 import random
 
 import pytest
-from battlement import tables
-from battlement.journal import Journal
-from battlement.messages import Event
-from battlement.session import Session
+from battlement.link.messages import Event
+from battlement.table import maps as tables
+from battlement.table.journal import Journal
+from battlement.table.session import Session
 
 from shared_rules.medieval_pong.table import TIE_WINDOW
 

@@ -10,12 +10,12 @@ import asyncio
 import json
 import sqlite3
 
-from battlement import wire
 from battlement.bridge import Bridge
-from battlement.journal import Journal
-from battlement.messages import Event, from_frame
-from battlement.session import KEEP_BLIND, Session
-from battlement.tables import for_game
+from battlement.link import wire
+from battlement.link.messages import Event, from_frame
+from battlement.table.journal import Journal
+from battlement.table.maps import for_game
+from battlement.table.session import KEEP_BLIND, Session
 from support.board import SerialBoard
 from support.procs import PtyPair
 

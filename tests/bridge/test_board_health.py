@@ -5,7 +5,7 @@ board whose pty closes is offline; a board no map lists is named in words."""
 import asyncio
 
 from battlement import bridge as bridge_mod
-from battlement.messages import Hello
+from battlement.link.messages import Hello
 
 from .conftest import until
 from .test_session import ringo_bridge
@@ -55,8 +55,8 @@ def test_two_tables_on_one_broker_with_the_same_board_ids_are_told_apart(mosquit
     online on the page (the broker's status topics are per table)."""
     import pathlib
 
-    from battlement import tables
     from battlement.bridge import Bridge
+    from battlement.table import maps as tables
 
     maps = []
     for tid in ("hall-a-%d" % mosquitto.port, "hall-b-%d" % mosquitto.port):

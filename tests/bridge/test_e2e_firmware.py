@@ -5,8 +5,8 @@ import asyncio
 import pathlib
 
 from battlement.bridge import Bridge
-from battlement.fwsim import FirmwareProcess
-from battlement.tables import for_game
+from battlement.sim.firmware import FirmwareProcess
+from battlement.table.maps import for_game
 from support.procs import PtyPair
 
 from .conftest import until
@@ -111,7 +111,7 @@ def pingpong_choice(s):
 
 
 def test_a_scripted_plingpong_game_through_real_firmware_over_mqtt(mosquitto, tmp_path):
-    from battlement import tables
+    from battlement.table import maps as tables
 
     path = tables.default_path("plingpong")
     with open(path) as f:

@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 from battlement.bridge import Bridge
-from battlement.tables import for_game
+from battlement.table.maps import for_game
 
 from .conftest import until
 
@@ -66,8 +66,8 @@ def test_a_silent_turn_becomes_a_miss_after_the_throw_timeout_and_undo_takes_it_
 
 
 def test_a_refused_secret_decision_is_told_to_its_side_only(tmp_path):
-    from battlement.journal import Journal
-    from battlement.session import Session
+    from battlement.table.journal import Journal
+    from battlement.table.session import Session
 
     s = Session(for_game("medieval-pong"), Journal(str(tmp_path / "j.sqlite")))
     assert s.apply({"t": "place", "by": "red", "tower": "B2", "character": "king"}, "side red")["ok"]

@@ -17,9 +17,10 @@ import time
 
 import paho.mqtt.client as mqtt
 import pytest
-from battlement import hass, tables
 from battlement.bridge import Bridge
 from battlement.errors import UserError
+from battlement.ops import hass
+from battlement.table import maps as tables
 from support.aio import running
 
 import shared_rules

@@ -2,7 +2,7 @@
 
 import pytest
 from battlement.bridge import Bridge
-from battlement.tables import for_game
+from battlement.table.maps import for_game
 
 
 def host_code(journal, given=None):

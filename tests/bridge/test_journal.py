@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 from battlement.errors import UserError
-from battlement.journal import VERSION, Journal, JournalInUse
-from battlement.session import Session
-from battlement.tables import for_game
+from battlement.table.journal import VERSION, Journal, JournalInUse
+from battlement.table.maps import for_game
+from battlement.table.session import Session
 
 from .conftest import BATTLEMENT, ROOT
 
@@ -66,8 +66,8 @@ def test_a_new_journal_has_small_pages_so_a_batch_of_many_tables_writes_little(t
     """PAGE_SIZE (1 KiB): a batch of events of 20 tables that have played a while dirties an inputs page
     per game, and the WAL takes each dirty page whole at commit: 0.8 KB an event with 1 KiB pages,
     1.8 KB with 4 KiB (and the journal's time an event half as much again as in runs; bench_journal)."""
-    from battlement.journal import PAGE_SIZE
-    from battlement.messages import Event
+    from battlement.link.messages import Event
+    from battlement.table.journal import PAGE_SIZE
 
     path = str(tmp_path / "j.sqlite")
     j = Journal(path, checkpoint_thread=False)
@@ -140,7 +140,7 @@ def test_a_journal_from_a_newer_battlement_is_refused_in_words(tmp_path):
 def test_a_refused_input_marks_its_own_event_only(tmp_path):
     """An input the rules refuse marks the event it came from "illegal: why" -- not the event of the
     same-numbered input of another table (it did, by matching "input n" over every event ever kept)."""
-    from battlement.messages import Event
+    from battlement.link.messages import Event
 
     j = Journal(str(tmp_path / "j.sqlite"))
     a, b = j.new_game("hall-a", "ringo", {}, 1, {}), j.new_game("hall-b", "ringo", {}, 1, {})
@@ -162,7 +162,7 @@ def test_a_refused_input_marks_its_own_event_only(tmp_path):
 
 
 def test_a_refused_input_is_kept_illegal_with_its_reason_batched_or_not(tmp_path):
-    from battlement.messages import Event
+    from battlement.link.messages import Event
 
     j = Journal(str(tmp_path / "j.sqlite"))
     g = j.new_game("hall-a", "ringo", {}, 1, {})
@@ -183,7 +183,7 @@ def test_batches_of_every_size_share_a_few_prepared_inserts(tmp_path):
     """Under overload the bridge's batches come in every size. A multi-row INSERT of each size was a
     statement of its own: more than sqlite3's cache of 128 prepared statements keeps, and preparing
     one cost five times what inserting its rows does (3.2 against 0.6 us a row)."""
-    from battlement.messages import Event
+    from battlement.link.messages import Event
 
     j = Journal(str(tmp_path / "j.sqlite"))
     g = j.new_game("hall-a", "ringo", {}, 1, {})

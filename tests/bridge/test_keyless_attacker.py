@@ -12,10 +12,10 @@ import threading
 from binascii import crc32
 
 import paho.mqtt.client as mqtt
-from battlement import wire
-from battlement.fwsim import FirmwareProcess
-from battlement.messages import Beat, Event, Hello, Led
-from battlement.transport import MqttTransport
+from battlement.link import wire
+from battlement.link.messages import Beat, Event, Hello, Led
+from battlement.link.transport import MqttTransport
+from battlement.sim.firmware import FirmwareProcess
 from support.aio import until
 
 TABLE, BOARD = "siege", "gate-1"

@@ -10,9 +10,9 @@ import asyncio
 import pathlib
 
 from battlement.bridge import Bridge
-from battlement.fwsim import FirmwareProcess
-from battlement.messages import Event, Led
-from battlement.tables import for_game
+from battlement.link.messages import Event, Led
+from battlement.sim.firmware import FirmwareProcess
+from battlement.table.maps import for_game
 from support.aio import running
 from support.procs import PtyPair
 

@@ -1,4 +1,4 @@
-"""The bridge's match input log (host/battlement/matchlog.py): a list to every reader, and a long
+"""The bridge's match input log (host/battlement/table/matchlog.py): a list to every reader, and a long
 game costs CPython's cycle collector nothing per input.
 
 Every full collection walks each tracked container's items. A match's input log of plain dicts held in
@@ -9,7 +9,7 @@ inputs, and each collection took 100-230 ms. Counted, not timed: the items a ful
 import gc
 
 import pytest
-from battlement.matchlog import InputLog, Match
+from battlement.table.matchlog import InputLog, Match
 
 from shared_rules import load
 

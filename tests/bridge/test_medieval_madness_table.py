@@ -11,14 +11,15 @@ import json
 import os
 
 import pytest
-from battlement import hardware, tables
-from battlement.adapter import RED
+from battlement.boards import hardware
 from battlement.bridge import Bridge
 from battlement.errors import UserError
-from battlement.journal import Journal
-from battlement.messages import Event
-from battlement.router import Router
-from battlement.session import Session
+from battlement.link.messages import Event
+from battlement.table import maps as tables
+from battlement.table.adapter import RED
+from battlement.table.journal import Journal
+from battlement.table.router import Router
+from battlement.table.session import Session
 
 from shared_rules.medieval_madness import rules as mm
 from shared_rules.medieval_madness.table import Table, pawn_checks
@@ -240,7 +241,7 @@ RED_PX, DARK_PX = (0xFF, 0x00, 0x00), (0, 0, 0)
 def test_real_firmware_on_both_walls_reports_pawns_and_shows_the_lights(tmp_path):
     """The shipped pin maps on the MicroPython firmware (outer wall through muxes, inner wall on
     direct pins) -> pty serial -> the bridge -> the rules -> the walls' pixels."""
-    from battlement.fwsim import FirmwareProcess
+    from battlement.sim.firmware import FirmwareProcess
     from support.procs import PtyPair
 
     async def go():

@@ -8,7 +8,7 @@ import urllib.error
 import urllib.request
 
 import paho.mqtt.client as mqtt
-from battlement.messages import Event, up_frame
+from battlement.link.messages import Event, up_frame
 from prometheus_client.parser import text_string_to_metric_families
 
 from .conftest import Ws
@@ -141,7 +141,7 @@ def test_metrics_hold_no_secret_of_a_side(bridge_process):
 
 
 def test_a_latency_on_a_bucket_bound_counts_in_that_bucket_as_prometheus_reads_it():
-    from battlement.metrics import Latency
+    from battlement.ops.metrics import Latency
     from prometheus_client import CollectorRegistry, generate_latest
 
     h = Latency("t_seconds", "test", (0.001, 0.01))

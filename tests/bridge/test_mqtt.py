@@ -4,9 +4,9 @@ sensed events and LED commands travel as MQTT messages between the virtual board
 import asyncio
 
 import pytest
-from battlement import tables
 from battlement.bridge import Bridge
 from battlement.errors import UserError
+from battlement.table import maps as tables
 from support.procs import Broker
 
 from shared_rules.ringo.table import Table as RingoTable
@@ -50,7 +50,7 @@ def test_two_tables_on_one_broker_play_separate_games(mosquitto, tmp_path):
 
 def test_a_board_of_a_table_not_served_is_counted_not_fatal(mosquitto, tmp_path):
     async def go():
-        from battlement.sim import Simulator
+        from battlement.sim.simulator import Simulator
 
         b = Bridge([ringo_table("mq-hall-3")], str(tmp_path / "j.sqlite"), mqtt=mosquitto.url, simulate=True)
         await b.start()

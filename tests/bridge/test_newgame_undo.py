@@ -4,9 +4,9 @@ in the log and the journal marked undone; a sensor changed while paused is said,
 
 import asyncio
 
-from battlement import tables
-from battlement.journal import Journal
-from battlement.session import Session
+from battlement.table import maps as tables
+from battlement.table.journal import Journal
+from battlement.table.session import Session
 
 from .conftest import until
 from .test_session import ringo_bridge

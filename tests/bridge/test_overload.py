@@ -13,9 +13,9 @@ import asyncio
 import threading
 import time
 
-from battlement import wire
-from battlement.messages import Event, Hello, up_frame
-from battlement.transport import base
+from battlement.link import wire
+from battlement.link.messages import Event, Hello, up_frame
+from battlement.link.transport import base
 from support.overload import drain, events_handled, journal_books, phase, report, start, table_broker
 
 TABLES = 10
@@ -185,7 +185,7 @@ def test_serial_flow_control_a_sender_that_never_resends_loses_nothing_and_the_q
     than the sender, stops reading the port while it is behind, so the queue stays bounded (before:
     unbounded, a million-frame soak grew 266 MB) and every valid event comes in exactly once (a queue
     that refused at the door lost the ones this sender never sends again)."""
-    from battlement.transport.serialport import SerialTransport
+    from battlement.link.transport.serialport import SerialTransport
 
     n = 30_000
     boot = 0x77
@@ -251,7 +251,7 @@ def test_a_board_whose_host_stops_reading_keeps_sensing():
     import select
     import tty
 
-    from battlement.fwsim import FirmwareProcess
+    from battlement.sim.firmware import FirmwareProcess
 
     n = 3000  # about 150 KB of frames: well past what the pty holds
     master, slave = os.openpty()
@@ -288,7 +288,7 @@ def test_a_transport_restarted_while_held_back_stays_held_back(mosquitto):
     """The bridge restarts a transport whose own loop died (stop, start) with its queue kept: if flow
     control was holding the MQTT socket unread, the new connection must start unread too, or the
     queue would grow past the high mark unchecked until the pump caught up."""
-    from battlement.transport.mqtt import MqttTransport
+    from battlement.link.transport.mqtt import MqttTransport
 
     async def main():
         t = MqttTransport(mosquitto.url, "held-1")

@@ -3,11 +3,12 @@ from a roof that tipped (docs/hardware.md, "Roof sensing")."""
 
 import asyncio
 
-from battlement import hardware, tables
-from battlement.adapter import adapter_for
+from battlement.boards import hardware
 from battlement.bridge import Bridge
-from battlement.messages import Event
-from battlement.router import Router
+from battlement.link.messages import Event
+from battlement.table import maps as tables
+from battlement.table.adapter import adapter_for
+from battlement.table.router import Router
 
 from shared_rules.engine import Match
 from shared_rules.medieval_pong import rules as mp

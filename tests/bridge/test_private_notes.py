@@ -1,9 +1,9 @@
 """A side's "only for you" list says what is true now: where its characters, crowns and trap are,
 worded from its own view, never an announcement a later move made stale."""
 
-from battlement import tables
-from battlement.journal import Journal
-from battlement.session import Session
+from battlement.table import maps as tables
+from battlement.table.journal import Journal
+from battlement.table.session import Session
 
 from .test_adapters import BASE, ball, pong
 

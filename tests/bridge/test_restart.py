@@ -13,7 +13,7 @@ import time
 import urllib.parse
 
 import pytest
-from battlement.fwsim import FirmwareProcess
+from battlement.sim.firmware import FirmwareProcess
 from support.balls import Balls
 from support.procs import Broker, PtyPair
 

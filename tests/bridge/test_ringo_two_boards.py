@@ -3,9 +3,10 @@ cells (the castle is cell-41); the table map, the pin maps and a move played on 
 
 import asyncio
 
-from battlement import hardware, tables
-from battlement.adapter import GREEN
+from battlement.boards import hardware
 from battlement.bridge import Bridge
+from battlement.table import maps as tables
+from battlement.table.adapter import GREEN
 
 from shared_rules.ringo import rules as ringo
 from shared_rules.ringo.table import Table as RingoTable

@@ -45,7 +45,7 @@ def test_only_medieval_pong_has_secrets_in_its_views():
 @pytest.mark.parametrize("leak", ["host page destroy buttons", "undo notice", "home assistant"])
 def test_the_secrets_test_catches_the_old_leaks(leak, monkeypatch):
     secrets.deterministic(monkeypatch)
-    from battlement.hass import Publisher
+    from battlement.ops.hass import Publisher
 
     from shared_rules.medieval_pong.table import Table
 

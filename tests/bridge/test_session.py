@@ -4,11 +4,11 @@
 import asyncio
 import contextlib
 
-from battlement.adapter import GREEN, RED
 from battlement.bridge import Bridge
-from battlement.journal import Journal
-from battlement.messages import Event
-from battlement.tables import for_game
+from battlement.link.messages import Event
+from battlement.table.adapter import GREEN, RED
+from battlement.table.journal import Journal
+from battlement.table.maps import for_game
 
 from shared_rules.ringo.table import Table as RingoTable
 
@@ -135,7 +135,7 @@ def test_lights_always_match_a_full_redraw_after_a_relight(tmp_path):
     as a redraw of every LED would leave it, whatever cues lit in between (random sensor play)."""
     import random
 
-    from battlement.session import Session
+    from battlement.table.session import Session
 
     for game in ("ringo", "battleground", "plingpong"):
         tmap = for_game(game)
@@ -161,7 +161,7 @@ def test_a_board_gets_at_most_one_round_of_lights_a_frame_and_always_the_last(tm
     and what follows within its frame once, at the frame's end, the last command per LED kept. Another
     board's lights wait for nobody's frame."""
     from battlement.bridge import LED_FRAME, LED_FRAME_BEHIND
-    from battlement.messages import Led
+    from battlement.link.messages import Led
 
     async def go():
         async with ringo_bridge(tmp_path / "j.sqlite") as (b, s, sim):
@@ -200,7 +200,7 @@ def test_a_flood_of_refused_moves_is_one_log_line_a_second_and_every_one_on_the_
     saying how many it leaves out; the page's notices and the journal keep every one."""
     import logging
 
-    from battlement import session as session_mod
+    from battlement.table import session as session_mod
 
     now = [1000.0]
     monkeypatch.setattr(session_mod.time, "monotonic", lambda: now[0])

@@ -8,8 +8,8 @@ import time
 import urllib.parse
 
 import paho.mqtt.subscribe as mqtt_subscribe
-from battlement import tables
-from battlement.messages import Beat, up_frame
+from battlement.link.messages import Beat, up_frame
+from battlement.table import maps as tables
 from support.board import MqttBoard
 from support.overload import table_files
 

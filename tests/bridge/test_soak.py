@@ -10,10 +10,10 @@ import threading
 import time
 
 import pytest
-from battlement import wire
 from battlement.bridge import Bridge
-from battlement.messages import Event, Hello, up_frame
-from battlement.tables import for_game
+from battlement.link import wire
+from battlement.link.messages import Event, Hello, up_frame
+from battlement.table.maps import for_game
 from support.overload import drain, journal_books, phase, pin_apart, start, table_broker, unpin
 
 from .conftest import until

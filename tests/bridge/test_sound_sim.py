@@ -3,11 +3,11 @@
 import subprocess
 
 from battlement.errors import UserError
-from battlement.journal import Journal
-from battlement.session import Session
-from battlement.sim import read_script
-from battlement.sound import Sound
-from battlement.tables import for_game
+from battlement.sim.simulator import read_script
+from battlement.sound.speaker import Sound
+from battlement.table.journal import Journal
+from battlement.table.maps import for_game
+from battlement.table.session import Session
 
 from .conftest import BATTLEMENT, ROOT, Ws
 

@@ -8,10 +8,10 @@ import random
 import time
 
 import pytest
-from battlement.journal import Journal
-from battlement.session import Session
-from battlement.sound import NORMAL, TURN, WINNER, Sound, ranks
-from battlement.tables import for_game
+from battlement.sound.speaker import NORMAL, TURN, WINNER, Sound, ranks
+from battlement.table.journal import Journal
+from battlement.table.maps import for_game
+from battlement.table.session import Session
 from support import speech
 
 

@@ -2,7 +2,7 @@
 
 import asyncio
 
-from battlement.messages import Event
+from battlement.link.messages import Event
 from support.web import next_health, next_state, serving, ws
 
 from .conftest import until

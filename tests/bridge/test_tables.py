@@ -3,9 +3,9 @@
 import subprocess
 
 import pytest
-from battlement import tables
-from battlement.adapter import adapter_for
 from battlement.errors import UserError
+from battlement.table import maps as tables
+from battlement.table.adapter import adapter_for
 
 import shared_rules
 
@@ -88,8 +88,8 @@ def test_run_without_boards_says_how_to_give_them(tmp_path):
 
 
 def test_a_pong_roof_switch_opening_is_a_tilt_input():
-    from battlement.messages import Event
-    from battlement.router import Router
+    from battlement.link.messages import Event
+    from battlement.table.router import Router
 
     from shared_rules.engine import Match
 

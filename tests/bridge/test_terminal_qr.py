@@ -7,7 +7,7 @@ import select
 import subprocess
 import time
 
-from battlement import onboarding
+from battlement.web import onboarding
 from support.procs import free_port
 
 from .conftest import BATTLEMENT, ROOT

@@ -12,7 +12,7 @@ import time
 import urllib.parse
 
 import pytest
-from battlement.fwsim import FirmwareProcess
+from battlement.sim.firmware import FirmwareProcess
 from support.balls import Balls
 from support.cdc import PORTS, CdcLink
 

@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from battlement import fwsim
+from battlement.sim import firmware as fwsim
 
 
 @pytest.fixture(scope="session")

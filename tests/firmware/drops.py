@@ -15,7 +15,7 @@ import random
 import subprocess
 import tempfile
 
-from battlement import fwsim
+from battlement.sim import firmware as fwsim
 
 HERE = pathlib.Path(__file__).resolve().parent
 BOARD = HERE / "mp" / "board.py"
@@ -124,7 +124,7 @@ def run(code, model, edges, lines=(), leds=0, deaf=(), extra=None, seed=1, timeo
 
 def animate(leds):
     """Host frames that set every pixel pulsing: a frame goes out every 40 ms."""
-    from battlement import wire
+    from battlement.link import wire
 
     return [wire.encode("led", ("bench", 1, "all", "pulse", 0x3060FF, 1200)).decode().strip()] if leds else []
 

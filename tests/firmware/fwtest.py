@@ -5,7 +5,8 @@ import pathlib
 import subprocess
 import tempfile
 
-from battlement import fwsim, wire
+from battlement.link import wire
+from battlement.sim import firmware as fwsim
 
 HERE = pathlib.Path(__file__).resolve().parent
 DRIVER = HERE / "mp" / "drive.py"

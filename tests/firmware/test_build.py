@@ -13,10 +13,10 @@ for the largest kit; a Pico W has about 150K free with Wi-Fi up.
 import asyncio
 
 import pytest
-from battlement import fwsim
-from battlement.fwsim import FirmwareProcess
-from battlement.messages import Event, Hello, Led, Reply
-from battlement.transport import SerialTransport
+from battlement.link.messages import Event, Hello, Led, Reply
+from battlement.link.transport import SerialTransport
+from battlement.sim import firmware as fwsim
+from battlement.sim.firmware import FirmwareProcess
 
 # Measured with signed frames, the virtual-time board and red-kingdom's 27 sensors (roof switches
 # included): fails at 136K, runs at 144K. The unix port is 64-bit, so objects take about twice what

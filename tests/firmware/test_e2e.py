@@ -8,9 +8,9 @@ and every event arrives exactly once.
 import asyncio
 
 import pytest
-from battlement.fwsim import FirmwareProcess
-from battlement.messages import Event, Hello, Led, Reply
-from battlement.transport import MqttTransport, SerialTransport
+from battlement.link.messages import Event, Hello, Led, Reply
+from battlement.link.transport import MqttTransport, SerialTransport
+from battlement.sim.firmware import FirmwareProcess
 
 SENSORS = [
     {"id": "tower-a1", "kind": "beam", "two": True},

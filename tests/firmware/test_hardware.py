@@ -4,7 +4,8 @@ import json
 import shlex
 
 import pytest
-from battlement import cli, hardware
+from battlement import cli
+from battlement.boards import hardware
 
 BOARDS = sorted(hardware.BOARDS.glob("*.json"))
 

@@ -12,9 +12,9 @@ import asyncio
 import os
 import signal
 
-from battlement.fwsim import FirmwareProcess
-from battlement.messages import Event, Hello
-from battlement.transport import MqttTransport
+from battlement.link.messages import Event, Hello
+from battlement.link.transport import MqttTransport
+from battlement.sim.firmware import FirmwareProcess
 from support.proxy import Proxy
 
 CUPS = [{"id": "cup-%d" % i, "kind": "beam"} for i in range(1, 4)]

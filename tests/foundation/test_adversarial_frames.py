@@ -11,9 +11,9 @@ import asyncio
 from binascii import crc32
 
 import pytest
-from battlement import wire
-from battlement.journal import Journal
-from battlement.messages import Event
+from battlement.link import wire
+from battlement.link.messages import Event
+from battlement.table.journal import Journal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -5,8 +5,9 @@ refused before it is flashed, not refused by the bridge as `length` at every boo
 import copy
 import pathlib
 
-from battlement import hardware, wire
-from battlement.messages import Hello, up_frame
+from battlement.boards import hardware
+from battlement.link import wire
+from battlement.link.messages import Hello, up_frame
 
 BOARDS = sorted((pathlib.Path(__file__).resolve().parents[2] / "hardware" / "boards").glob("*.json"))
 

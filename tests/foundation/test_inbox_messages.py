@@ -1,9 +1,9 @@
 """Exactly-once bookkeeping and the message objects the bridge consumes."""
 
 import pytest
-from battlement import wire
-from battlement.inbox import DUP, LATE, NEW, Inbox
-from battlement.messages import (
+from battlement.link import wire
+from battlement.link.inbox import DUP, LATE, NEW, Inbox
+from battlement.link.messages import (
     Beat,
     Config,
     EvAck,
@@ -16,7 +16,7 @@ from battlement.messages import (
     to_frame,
     up_frame,
 )
-from battlement.wire import WireError
+from battlement.link.wire import WireError
 
 KEY = (None, "tower-1")
 

@@ -3,9 +3,9 @@
 import asyncio
 
 import pytest
-from battlement import wire
-from battlement.messages import Event, Led
-from battlement.transport.base import Transport
+from battlement.link import wire
+from battlement.link.messages import Event, Led
+from battlement.link.transport.base import Transport
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,7 +73,7 @@ def test_send_finishes_without_awaiting_so_a_command_leaves_in_the_same_loop_tur
 
 
 def _general(line):
-    from battlement.messages import from_frame
+    from battlement.link.messages import from_frame
     try:
         typ, fields = wire.decode(line)
         msg = from_frame(typ, fields, "hall")
@@ -95,7 +95,7 @@ event_frames = st.builds(
 def test_the_fast_event_path_agrees_with_the_general_decoder(frame, at, junk, end):
     """Events take a one-regex path; on any frame, valid or damaged, it must give exactly what the
     general decoder gives, or leave the frame to it (never accept what the decoder refuses)."""
-    from battlement.transport.base import _fast_event
+    from battlement.link.transport.base import _fast_event
 
     body = frame.rstrip(b"\n")
     for line in (body + end, body[:at] + junk + body[at + len(junk):] + b"\n", body.upper() + b"\n",

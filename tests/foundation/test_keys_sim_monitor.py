@@ -10,8 +10,9 @@ import subprocess
 import sys
 import time
 
-from battlement import keys as boardkeys
-from battlement import tables, wire
+from battlement.link import keys as boardkeys
+from battlement.link import wire
+from battlement.table import maps as tables
 from support.board import SerialBoard
 
 from .test_monitor import monitor, wait_line

@@ -9,9 +9,9 @@ import os
 import time
 
 import pytest
-from battlement.fwsim import FirmwareProcess
-from battlement.messages import Event
-from battlement.transport import MqttTransport, SerialTransport
+from battlement.link.messages import Event
+from battlement.link.transport import MqttTransport, SerialTransport
+from battlement.sim.firmware import FirmwareProcess
 from support.aio import until
 from support.balls import Balls
 from support.board import SerialBoard

@@ -6,10 +6,10 @@ import time
 
 import paho.mqtt.client as mqtt
 import pytest
-from battlement import wire
 from battlement.errors import UserError
-from battlement.messages import Event, Hello, Led, Reply
-from battlement.transport import MqttTransport
+from battlement.link import wire
+from battlement.link.messages import Event, Hello, Led, Reply
+from battlement.link.transport import MqttTransport
 from support.aio import drain, take, until
 from support.board import MqttBoard
 from support.procs import Broker

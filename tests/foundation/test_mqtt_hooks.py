@@ -11,7 +11,7 @@ import threading
 import time
 
 import paho.mqtt.client as mqtt
-from battlement.transport.mqtt import MqttTransport, topic_matches
+from battlement.link.transport.mqtt import MqttTransport, topic_matches
 from support.aio import until
 
 
@@ -92,7 +92,7 @@ def test_hooks_run_after_every_connect_and_extra_topics_reach_their_callback(mos
 
 CHILD = """
 import asyncio, sys
-from battlement.transport.mqtt import MqttTransport
+from battlement.link.transport.mqtt import MqttTransport
 
 async def main():
     t = MqttTransport(sys.argv[1], table="hooks-2")

@@ -12,9 +12,9 @@ import time
 import paho.mqtt.client as mqtt
 import pytest
 from battlement.errors import UserError
-from battlement.messages import Event, Led
-from battlement.transport import MqttTransport
-from battlement.transport import mqtt as mqtt_transport
+from battlement.link.messages import Event, Led
+from battlement.link.transport import MqttTransport
+from battlement.link.transport import mqtt as mqtt_transport
 from support.aio import take, until
 from support.board import MqttBoard
 from support.procs import Broker

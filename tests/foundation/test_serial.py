@@ -6,9 +6,9 @@ import random
 from binascii import crc32
 
 import pytest
-from battlement import wire
-from battlement.messages import Event, Hello, Led, Reply
-from battlement.transport import NoRoute, SerialTransport
+from battlement.link import wire
+from battlement.link.messages import Event, Hello, Led, Reply
+from battlement.link.transport import NoRoute, SerialTransport
 from support.aio import drain, running, take, until
 from support.board import SerialBoard
 from support.procs import PtyPair

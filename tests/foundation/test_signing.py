@@ -11,10 +11,10 @@ import stat
 import subprocess
 
 import pytest
-from battlement import keys as boardkeys
-from battlement import wire
-from battlement.messages import Event, Led
-from battlement.transport import SerialTransport
+from battlement.link import keys as boardkeys
+from battlement.link import wire
+from battlement.link.messages import Event, Led
+from battlement.link.transport import SerialTransport
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.aio import drain, running, take, until
@@ -82,7 +82,7 @@ def test_keys_file_is_private_stable_and_ignored_by_git(tmp_path):
 def test_flash_puts_the_boards_key_in_its_config_and_the_keys_file(tmp_path):
     from argparse import Namespace
 
-    from battlement.flash import plan
+    from battlement.boards.flash import plan
 
     keys = tmp_path / "hall.keys.toml"
     args = Namespace(board="pico-w", port="/dev/null", id="red-kingdom", map=None, dry_run=False,

@@ -5,8 +5,8 @@ import subprocess
 from binascii import crc32
 
 import pytest
-from battlement import wire
-from battlement.wire import Splitter, WireError, decode, encode
+from battlement.link import wire
+from battlement.link.wire import Splitter, WireError, decode, encode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

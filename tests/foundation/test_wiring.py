@@ -6,8 +6,8 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from battlement import wiring
-from battlement.hardware import load_map
+from battlement.boards import wiring
+from battlement.boards.hardware import load_map
 from support.cli import battlement
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ import threading
 import time
 
 import paho.mqtt.client as mqtt
-from battlement import wire
-from battlement.messages import Beat, Event, Hello, Reply, up_frame
+from battlement.link import wire
+from battlement.link.messages import Beat, Event, Hello, Reply, up_frame
 
 
 class _Outbox:

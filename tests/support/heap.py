@@ -12,7 +12,7 @@ import pathlib
 import shutil
 import subprocess
 
-from battlement.fwsim import compile_module
+from battlement.sim.firmware import compile_module
 
 from support.procs import MICROPYTHON
 

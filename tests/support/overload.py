@@ -31,8 +31,9 @@ import urllib.request
 import zlib
 
 import paho.mqtt.client as mqtt
-from battlement import tables, wire
-from battlement.messages import Beat, Hello, up_frame
+from battlement.link import wire
+from battlement.link.messages import Beat, Hello, up_frame
+from battlement.table import maps as tables
 
 from support.procs import Broker
 

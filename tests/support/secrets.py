@@ -11,7 +11,7 @@ Seer asking about what it holds, destroying it) are left out: what they show is 
 Channels, per viewer: the public state (the scoreboard's websocket and /api/state), /api/history,
 the host page's state (its websocket), the other side's page, the spoken text and cue sounds, and
 the LED commands (what the bridge publishes on MQTT and writes to serial), and what Home Assistant
-is sent (discovery, the game topic, the event topic: battlement.hass), byte for byte.
+is sent (discovery, the game topic, the event topic: battlement.ops.hass), byte for byte.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ import json
 import random
 import types
 
-from battlement import hass, tables
-from battlement import journal as journal_mod
-from battlement import session as session_mod
-from battlement.journal import Journal
-from battlement.messages import Event
-from battlement.session import Session
-from battlement.sound import Sound
+from battlement.link.messages import Event
+from battlement.ops import hass
+from battlement.sound.speaker import Sound
+from battlement.table import journal as journal_mod
+from battlement.table import maps as tables
+from battlement.table import session as session_mod
+from battlement.table.journal import Journal
+from battlement.table.session import Session
 
 import shared_rules
 
@@ -52,7 +53,7 @@ TEAMS = ["base", "ultimate-defense", "challenges-galore", "elite-marksmen", "sin
 
 
 class HassLink:
-    """The transport side of battlement.hass.Publisher: keeps every publish, as the bytes sent."""
+    """The transport side of battlement.ops.hass.Publisher: keeps every publish, as the bytes sent."""
 
     def __init__(self):
         self.will = None

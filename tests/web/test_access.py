@@ -11,7 +11,7 @@ import time
 
 import pytest
 from battlement.bridge import Bridge
-from battlement.tables import for_game
+from battlement.table.maps import for_game
 from bridge.conftest import BATTLEMENT, ROOT, Ws
 from websockets.sync.client import connect
 

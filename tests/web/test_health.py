@@ -6,7 +6,7 @@ import pathlib
 import urllib.request
 
 import paho.mqtt.client as mqtt
-from battlement import tables
+from battlement.table import maps as tables
 
 
 def table_file(tmp_path, tid, game="ringo"):

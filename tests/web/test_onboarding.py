@@ -6,7 +6,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from battlement import onboarding
+from battlement.web import onboarding
 
 
 def test_the_host_page_shows_a_qr_code_for_each_page(bridge_process, browser, shots):

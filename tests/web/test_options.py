@@ -151,9 +151,9 @@ def test_after_a_pong_game_the_form_offers_what_the_padlocks_unlocked(tmp_path):
     (nothing is ticked for them), and the form then preselects what the padlocks unlock."""
     import random
 
-    from battlement import tables
-    from battlement.journal import Journal
-    from battlement.session import Session
+    from battlement.table import maps as tables
+    from battlement.table.journal import Journal
+    from battlement.table.session import Session
 
     s = Session(tables.for_game("medieval-pong"), Journal(str(tmp_path / "journal.sqlite")))
     specs = {o["key"]: o for o in s.for_host()["option_specs"]}
@@ -183,9 +183,9 @@ def test_after_a_pong_game_the_form_offers_what_the_padlocks_unlocked(tmp_path):
 
 
 def test_a_table_may_unlock_every_character_as_a_house_rule(tmp_path):
-    from battlement import tables
-    from battlement.journal import Journal
-    from battlement.session import Session
+    from battlement.table import maps as tables
+    from battlement.table.journal import Journal
+    from battlement.table.session import Session
 
     tm = tables.for_game("medieval-pong")
     tm.options = dict(tm.options, unlocked="all")  # [options] unlocked = "all" in the table map

@@ -12,8 +12,8 @@ import threading
 import time
 import urllib.request
 
-from battlement import tables
 from battlement.bridge import Bridge
+from battlement.table import maps as tables
 from support import secrets
 from support.procs import free_port
 

@@ -9,7 +9,7 @@
     /api/state             the public state as JSON; /api/history finished games;
     /api/spaces            the spaces of a game played on a board of spaces, [] for the others
     /games/<game>.js       the game's page board (beside its rules), loaded by the page shell
-    /metrics               Prometheus metrics: counts and latencies only, public (battlement.metrics)
+    /metrics               Prometheus metrics: counts and latencies only, public (battlement.ops.metrics)
     /api/health?code=H     the bridge's tasks, every counter by reason, the last rejected frames, the
                            boards' heartbeats (host code, also as "Authorization: Bearer H")
 
@@ -40,19 +40,19 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 import shared_rules
-from battlement import onboarding
-from battlement.adapter import page_script
 from battlement.errors import UserError
-from battlement.metrics import route as metrics_route
-from battlement.session import Session
-from battlement.tokens import same
+from battlement.ops.metrics import route as metrics_route
+from battlement.table.adapter import page_script
+from battlement.table.session import Session
+from battlement.table.tokens import same
+from battlement.web import onboarding
 from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce
 
 log = logging.getLogger("battlement.web")
 MAX_ACTION = 64 * 1024  # bytes: an action from a page is a few hundred; anything longer is refused in words
 
 HEALTH_EVERY = 2.0  # seconds between looks at the bridge's health for the host page
-STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
+STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
 
 def create_app(bridge) -> Starlette:

@@ -23,7 +23,7 @@ BATTLEMENT_BOARD picks the model (default ideal), BATTLEMENT_SEED the random
 stream of latencies (deterministic by seed).
 
 Pins are driven from outside the process over a control socket
-(host/battlement/fwsim.py speaks it), or by test drivers through schedule(),
+(host/battlement/sim/firmware.py speaks it), or by test drivers through schedule(),
 run_until() and drive(). Control lines (';' separates commands applied in order):
     set <pin> <level>                      an edge on an input pin now
     adv <us>                               let the clock run on while the firmware idles

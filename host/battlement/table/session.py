@@ -16,17 +16,17 @@ import time
 from collections.abc import Callable
 
 import shared_rules
-from battlement.adapter import OFF, adapter_for
-from battlement.effects import Effects
 from battlement.errors import UserError
-from battlement.journal import Journal
-from battlement.matchlog import Match
-from battlement.messages import Event, Led
-from battlement.router import Router
-from battlement.sound import Sound, ranks
-from battlement.tables import TableMap, required_objects
-from battlement.tokens import new_code, same
-from battlement.wire import BLIND
+from battlement.link.messages import Event, Led
+from battlement.link.wire import BLIND
+from battlement.sound.speaker import Sound, ranks
+from battlement.table.adapter import OFF, adapter_for
+from battlement.table.effects import Effects
+from battlement.table.journal import Journal
+from battlement.table.maps import TableMap, required_objects
+from battlement.table.matchlog import Match
+from battlement.table.router import Router
+from battlement.table.tokens import new_code, same
 from shared_rules.engine import Illegal
 
 log = logging.getLogger("battlement.table")

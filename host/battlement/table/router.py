@@ -8,10 +8,10 @@ reported, never fatal.
 
 from __future__ import annotations
 
-from battlement.adapter import Ignore, TableAdapter
-from battlement.messages import Event
-from battlement.tables import TableMap
-from battlement.wire import BLIND
+from battlement.link.messages import Event
+from battlement.link.wire import BLIND
+from battlement.table.adapter import Ignore, TableAdapter
+from battlement.table.maps import TableMap
 
 
 class Router:

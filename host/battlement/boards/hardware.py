@@ -17,9 +17,9 @@ import re
 import sys
 
 from battlement.errors import UserError
-from battlement.wire import MAC_LEN, MAX_FRAME, MSGID, U32, VERSION
+from battlement.link.wire import MAC_LEN, MAX_FRAME, MSGID, U32, VERSION
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 HARDWARE = ROOT / "hardware"
 PROFILES = HARDWARE / "profiles"
 BOARDS = HARDWARE / "boards"
@@ -437,7 +437,7 @@ def register(subparsers) -> None:
     c.set_defaults(func=_cmd_check)
     pr = sub.add_parser("profiles", help="list board profiles with their usable and forbidden pins")
     pr.set_defaults(func=_cmd_profiles)
-    from battlement import wiring  # `hardware draw`: wiring diagrams (it loads maps from here)
+    from battlement.boards import wiring  # `hardware draw`: wiring diagrams (it loads maps from here)
 
     wiring.register(sub)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])

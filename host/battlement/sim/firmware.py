@@ -46,13 +46,13 @@ import threading
 import time
 from typing import Self
 
-from battlement import hardware
+from battlement.boards import hardware
 from battlement.errors import UserError
 
 ROOT = hardware.ROOT
 FIRMWARE = ROOT / "firmware"
 FAKES = ROOT / "tests" / "firmware" / "fakes"
-WIRE = pathlib.Path(__file__).resolve().parent / "wire.py"
+WIRE = pathlib.Path(__file__).resolve().parents[1] / "link" / "wire.py"
 
 
 def venv_tool(name: str, what: str) -> str:
@@ -167,7 +167,7 @@ class FirmwareProcess:
         if transport == "mqtt":
             if not mqtt_url:
                 raise UserError("transport mqtt needs mqtt_url")
-            from battlement.transport.mqtt import parse_url
+            from battlement.link.transport.mqtt import parse_url
 
             host, mport, _tls, user, password = parse_url(mqtt_url)
             m["transport"] = "mqtt"

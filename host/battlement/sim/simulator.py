@@ -21,13 +21,13 @@ import sys
 import time
 import tty
 
-from battlement import keys as boardkeys
-from battlement import wire
 from battlement.errors import UserError
-from battlement.messages import Event, Hello, Reply, up_frame
-from battlement.tables import TableMap, load
-from battlement.transport.args import add_mqtt_login
-from battlement.transport.mqtt import check_ca
+from battlement.link import keys as boardkeys
+from battlement.link import wire
+from battlement.link.messages import Event, Hello, Reply, up_frame
+from battlement.link.transport.args import add_mqtt_login
+from battlement.link.transport.mqtt import check_ca
+from battlement.table.maps import TableMap, load
 
 FIRMWARE = "sim-1"
 RESEND = 1.0  # seconds without an evack before the outbox goes again, as the firmware's resend_ms
@@ -37,7 +37,7 @@ class VirtualBoard:
     def __init__(self, board: str, sensors: dict[str, str], profile: str = "sim", table: str | None = None,
                  key: bytes | None = None):
         self.board, self.sensors, self.profile, self.table = board, dict(sensors), profile, table
-        self.key = key  # signing key (battlement.keys): frames signed and checked as the firmware does
+        self.key = key  # signing key (battlement.link.keys): frames signed and checked as the firmware does
         self.msgid = 0  # last command msgid applied
         self.boot = random.SystemRandom().randrange(1, 1 << 32)
         self.seq = 0
@@ -203,7 +203,7 @@ class MqttLink:
                  password: str | None = None, tls: bool = False, tls_ca: str | None = None):
         import paho.mqtt.client as mqtt
 
-        from battlement.transport.mqtt import parse_url, topic
+        from battlement.link.transport.mqtt import parse_url, topic
 
         self.board = board
         host, port, url_tls, u, p = parse_url(url)

@@ -23,10 +23,10 @@ import re
 import time
 from collections.abc import Callable
 
-from battlement import wire
 from battlement.errors import UserError
-from battlement.inbox import DUP, Inbox
-from battlement.messages import (
+from battlement.link import wire
+from battlement.link.inbox import DUP, Inbox
+from battlement.link.messages import (
     DOWN_TYPES,
     Beat,
     Config,
@@ -40,7 +40,7 @@ from battlement.messages import (
     from_frame,
     to_frame,
 )
-from battlement.wire import WireError
+from battlement.link.wire import WireError
 
 # The everyday frame, a well-formed event, in one regex match instead of the general decoder's
 # per-field checks; anything it does not match (a bad CRC, a number out of range) takes the general

@@ -38,7 +38,7 @@ import threading
 import time
 
 from battlement.errors import UserError
-from battlement.tokens import new_code, weak
+from battlement.table.tokens import new_code, weak
 
 log = logging.getLogger("battlement.journal")
 

@@ -12,10 +12,10 @@ import os
 import pathlib
 import tomllib
 
+from battlement.boards.hardware import check_file, load_profile
 from battlement.errors import UserError
-from battlement.hardware import check_file, load_profile
 
-TABLES = pathlib.Path(__file__).resolve().parents[2] / "hardware" / "tables"
+TABLES = pathlib.Path(__file__).resolve().parents[3] / "hardware" / "tables"
 
 
 def objects_of(board: str, tables_dir: pathlib.Path = TABLES) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

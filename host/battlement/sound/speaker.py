@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .speechcache import BYTES, ENTRIES, SpeechCache
+from battlement.sound.speechcache import BYTES, ENTRIES, SpeechCache
 
 log = logging.getLogger("battlement.sound")
 

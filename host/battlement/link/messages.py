@@ -1,6 +1,6 @@
 """Normalized messages: what the transports hand to the bridge, and the commands it sends back.
 
-Both transports (serial and MQTT) decode the same wire frames (battlement.wire)
+Both transports (serial and MQTT) decode the same wire frames (battlement.link.wire)
 into these objects, so the bridge never sees a transport detail except `table`
 (None on serial) and `Hello.port` (the serial port a board spoke on).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from battlement import wire
-from battlement.wire import R_FIELDS, R_ID, R_TYPE, WireError
+from battlement.link import wire
+from battlement.link.wire import R_FIELDS, R_ID, R_TYPE, WireError
 
 # --- board -> host ---------------------------------------------------------------
 

@@ -16,8 +16,8 @@ import stat
 import serial
 
 from battlement.errors import UserError
-from battlement.transport.base import NoRoute, Transport
-from battlement.wire import R_LENGTH, Splitter
+from battlement.link.transport.base import NoRoute, Transport
+from battlement.link.wire import R_LENGTH, Splitter
 
 OUT_MAX = 64 * 1024  # bytes queued per port before commands are dropped (counted as unsent)
 

@@ -11,8 +11,8 @@ import collections
 import json
 import time
 
-from battlement.hardware import BOARDS
-from battlement.transport.base import in_order
+from battlement.boards.hardware import BOARDS
+from battlement.link.transport.base import in_order
 
 RECENT_WIDTHS = 24  # breaks kept per beam for the plot
 DEFAULT_MIN_PULSE_US = 1000  # firmware/app.py DEFAULTS["min_pulse_us"]

@@ -35,8 +35,8 @@ import secrets
 import tomllib
 
 from battlement.errors import UserError
-from battlement.hass import DEFAULT_PREFIX, check_prefix
-from battlement.tables import TableMap, load
+from battlement.ops.hass import DEFAULT_PREFIX, check_prefix
+from battlement.table.maps import TableMap, load
 
 BRIDGE_USER = "battlement-bridge"
 HASS_USER = "homeassistant"  # the login for Home Assistant's MQTT integration
@@ -65,7 +65,7 @@ def _private(path: pathlib.Path, text: str) -> None:
 
 def acl_text(tables: dict[str, list[str]], hass_prefix: str = DEFAULT_PREFIX) -> str:
     """tables: table id -> its board ids."""
-    # Home Assistant's topics (battlement.hass): discovery under the prefix, the bridge's own three kinds
+    # Home Assistant's topics (battlement.ops.hass): discovery under the prefix, the bridge's own three kinds
     published = ["battlement/+/game", "battlement/+/event", "battlement/bridge/+"]
     out = ["# Battlement tables %s: who may publish and subscribe to what (battlement broker-config)"
            % ", ".join(sorted(tables)),

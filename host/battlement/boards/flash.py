@@ -20,10 +20,11 @@ import shlex
 import shutil
 import subprocess
 
-from battlement import fwsim, hardware
-from battlement import keys as boardkeys
-from battlement.brokercfg import SEP, login
+from battlement.boards import hardware
+from battlement.boards.brokercfg import SEP, login
 from battlement.errors import UserError
+from battlement.link import keys as boardkeys
+from battlement.sim import firmware as fwsim
 
 BUILD = hardware.ROOT / "firmware" / "build"
 
@@ -84,7 +85,7 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
             "or set \"transport\": \"serial\" in the map for USB" % path
         )
     if args.mqtt:
-        from battlement.transport.mqtt import check_ca, check_id, parse_url
+        from battlement.link.transport.mqtt import check_ca, check_id, parse_url
 
         host, port, tls, user, password = parse_url(args.mqtt)
         user = getattr(args, "username", None) or user
@@ -232,7 +233,7 @@ def register(subparsers) -> None:
         help="report over MQTT to this broker, e.g. mqtt://192.168.1.10:1883 (mqtts:// with --tls-ca for TLS)",
     )
     p.add_argument("--table", help="table id for the MQTT topics (with --mqtt), e.g. hall-1")
-    from battlement.transport.args import add_mqtt_login
+    from battlement.link.transport.args import add_mqtt_login
 
     add_mqtt_login(p)
     p.add_argument("--wifi-ssid", help="Wi-Fi network the board joins (with --mqtt)")

@@ -29,7 +29,7 @@ import time
 
 from battlement import __version__
 from battlement.errors import UserError
-from battlement.tables import TableMap
+from battlement.table.maps import TableMap
 
 DEFAULT_PREFIX = "homeassistant"
 # What a sensed input is, in the words of Home Assistant's event entity (every game's SENSED types).

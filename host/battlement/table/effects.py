@@ -13,9 +13,9 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from battlement.adapter import OFF, WHITE, TableAdapter
-from battlement.messages import Led
-from battlement.tables import TableMap
+from battlement.link.messages import Led
+from battlement.table.adapter import OFF, WHITE, TableAdapter
+from battlement.table.maps import TableMap
 
 __all__ = ["LED_FRAME", "LED_FRAME_BEHIND", "OFF", "Effects", "LedFrames"]
 

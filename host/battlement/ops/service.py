@@ -67,10 +67,10 @@ def _install(args) -> int:
         print(text, end="")
         return 0
     if args.system:
-        path = pathlib.Path("/etc/systemd/system/battlement.service")
+        path = pathlib.Path("/etc/systemd/system/battlement.ops.service")
         how = "sudo systemctl daemon-reload && sudo systemctl enable --now battlement"
     else:
-        path = pathlib.Path(os.path.expanduser("~/.config/systemd/user/battlement.service"))
+        path = pathlib.Path(os.path.expanduser("~/.config/systemd/user/battlement.ops.service"))
         how = ("systemctl --user daemon-reload && systemctl --user enable --now battlement"
                "   (and once: sudo loginctl enable-linger $USER, so it starts at boot without a login)")
     try:

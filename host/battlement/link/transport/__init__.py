@@ -8,8 +8,8 @@
     await t.stop()
 """
 
-from battlement.transport.base import BadCommand, NoRoute, Transport
-from battlement.transport.mqtt import MqttTransport
-from battlement.transport.serialport import SerialTransport
+from battlement.link.transport.base import BadCommand, NoRoute, Transport
+from battlement.link.transport.mqtt import MqttTransport
+from battlement.link.transport.serialport import SerialTransport
 
 __all__ = ["BadCommand", "MqttTransport", "NoRoute", "SerialTransport", "Transport"]

@@ -29,7 +29,7 @@ def add_mqtt_login(parser) -> None:
 
 def from_args(args):
     """The transport the options name, or None if neither --serial nor --mqtt was given."""
-    from battlement.transport import MqttTransport, SerialTransport
+    from battlement.link.transport import MqttTransport, SerialTransport
 
     if args.serial:
         if args.table or args.username or args.password or args.tls or args.tls_ca:

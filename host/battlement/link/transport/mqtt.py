@@ -34,8 +34,8 @@ from gmqtt.mqtt.handler import MQTTConnectError
 from gmqtt.mqtt.package import Package
 
 from battlement.errors import UserError
-from battlement.transport.base import PING_EVERY, NoRoute, Transport
-from battlement.wire import MAX_FRAME
+from battlement.link.transport.base import PING_EVERY, NoRoute, Transport
+from battlement.link.wire import MAX_FRAME
 
 ROOT = "battlement"
 TOPICS_KNOWN = 10_000  # parsed topics remembered (a table of boards has a handful each)

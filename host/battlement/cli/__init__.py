@@ -12,14 +12,14 @@ from battlement import __version__
 from battlement.errors import UserError
 
 COMMAND_MODULES = (
-    "battlement.rulescli",  # games, playout, replay
-    "battlement.monitor",  # monitor: live decoded events and counters
-    "battlement.hardware",  # hardware check
-    "battlement.flash",  # flash a board
+    "battlement.cli.rules",  # games, playout, replay
+    "battlement.cli.monitor",  # monitor: live decoded events and counters
+    "battlement.boards.hardware",  # hardware check
+    "battlement.boards.flash",  # flash a board
     "battlement.bridge",  # run: the bridge beside the table
-    "battlement.sim",  # sim: virtual boards speaking the real protocol
-    "battlement.brokercfg",  # broker-config: Mosquitto password file and ACL for a table
-    "battlement.service",  # service install: a systemd unit
+    "battlement.sim.simulator",  # sim: virtual boards speaking the real protocol
+    "battlement.boards.brokercfg",  # broker-config: Mosquitto password file and ACL for a table
+    "battlement.ops.service",  # service install: a systemd unit
 )
 
 

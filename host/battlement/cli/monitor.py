@@ -21,12 +21,12 @@ import time
 import urllib.error
 import urllib.request
 
-from battlement import keys as boardkeys
-from battlement import tables
 from battlement.errors import UserError
-from battlement.messages import Beat, Event, Hello, Reply
-from battlement.transport import args as transport_args
-from battlement.transport.base import in_order, named
+from battlement.link import keys as boardkeys
+from battlement.link.messages import Beat, Event, Hello, Reply
+from battlement.link.transport import args as transport_args
+from battlement.link.transport.base import in_order, named
+from battlement.table import maps as tables
 
 EPILOG = """examples:
   battlement monitor --serial /dev/ttyACM0

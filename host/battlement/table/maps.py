@@ -25,12 +25,12 @@ import tomllib
 from dataclasses import dataclass, field
 
 import shared_rules
-from battlement.adapter import TableAdapter, adapter_for
 from battlement.errors import UserError
+from battlement.table.adapter import TableAdapter, adapter_for
 
 ID_RE = re.compile(r"^[a-z0-9-]{1,32}$")
 HERE = os.path.dirname(os.path.abspath(__file__))
-TABLES_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "hardware", "tables")
+TABLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "hardware", "tables")
 
 
 def adapter(game: str) -> TableAdapter:

@@ -1,0 +1,1 @@
+"""The boards: pin maps and profiles, wiring diagrams, flashing, broker logins and board health."""

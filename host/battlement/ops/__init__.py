@@ -1,0 +1,1 @@
+"""Operations: metrics, logs, the task supervisor, Home Assistant and the systemd service."""

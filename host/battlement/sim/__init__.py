@@ -1,0 +1,1 @@
+"""Simulated boards: the protocol's boards in Python (simulator) and the real firmware under MicroPython (firmware)."""
