@@ -20,17 +20,17 @@ import shlex
 import shutil
 import subprocess
 
+from battlement.boards import firmware as fwbuild
 from battlement.boards import hardware
 from battlement.boards.brokercfg import SEP, login
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
-from battlement.sim import firmware as fwsim
 
 BUILD = hardware.ROOT / "firmware" / "build"
 
 
 def _mpremote() -> str:
-    return fwsim.venv_tool("mpremote", "mpremote")
+    return fwbuild.venv_tool("mpremote", "mpremote")
 
 
 def _check_login(user: str | None, table: str, board: str) -> None:
@@ -134,16 +134,16 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
     out = pathlib.Path(args.build_dir) if args.build_dir else BUILD / args.id
     compiles = []
     files = []
-    for src in fwsim.firmware_modules():
+    for src in fwbuild.firmware_modules():
         if src.name == "main.py":
             files.append(out / "main.py")
             continue
         dst = out / (src.stem + ".mpy")
-        compiles.append([fwsim.mpy_cross(), "-march=" + prof["mpy_march"], "-o", str(dst), str(src)])
+        compiles.append([fwbuild.mpy_cross(), "-march=" + prof["mpy_march"], "-o", str(dst), str(src)])
         files.append(dst)
     files.append(out / "config.json")
     # A module's old .py copy on the board would be imported instead of the new .mpy.
-    stale = sorted(p.stem + ".py" for p in fwsim.firmware_modules() if p.name != "main.py")
+    stale = sorted(p.stem + ".py" for p in fwbuild.firmware_modules() if p.name != "main.py")
     clean = "import os; have = os.listdir(); [os.remove(f) for f in %r if f in have]" % (stale,)
     mp = [_mpremote(), "connect", args.port, "exec", clean, "+", "cp", *map(str, files), ":", "+", "reset"]
     return cfg, out, compiles, [mp]
@@ -178,7 +178,7 @@ def _cmd_flash(args) -> int:
     say("mkdir -p %s" % shlex.quote(str(out)))
     for c in compiles:
         say(shlex.join(c))
-    say("cp %s %s" % (shlex.quote(str(fwsim.FIRMWARE / "main.py")), shlex.quote(str(out / "main.py"))))
+    say("cp %s %s" % (shlex.quote(str(fwbuild.FIRMWARE / "main.py")), shlex.quote(str(out / "main.py"))))
     say("# %s:\n%s" % (out / "config.json", _shown(cfg)))
     for c in mp:
         say(shlex.join(c))
@@ -189,7 +189,7 @@ def _cmd_flash(args) -> int:
         p = subprocess.run(c, capture_output=True, text=True, check=False)
         if p.returncode != 0:
             raise UserError("mpy-cross failed on %s: %s" % (c[-1], (p.stderr or p.stdout).strip()))
-    shutil.copyfile(fwsim.FIRMWARE / "main.py", out / "main.py")
+    shutil.copyfile(fwbuild.FIRMWARE / "main.py", out / "main.py")
     (out / "config.json").write_text(json.dumps(cfg))
     for c in mp:
         rc = subprocess.run(c, check=False).returncode
