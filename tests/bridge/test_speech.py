@@ -8,7 +8,8 @@ import random
 import time
 
 import pytest
-from battlement.sound.speaker import NORMAL, TURN, WINNER, Sound, ranks
+from battlement.sound.speaker import Sound
+from battlement.table.calls import NORMAL, TURN, WINNER, ranks
 from battlement.table.journal import Journal
 from battlement.table.maps import for_game
 from battlement.table.session import Session

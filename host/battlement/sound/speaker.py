@@ -32,9 +32,11 @@ from collections.abc import Callable
 
 from battlement.sound.speechcache import BYTES, ENTRIES, SpeechCache
 
+# The priorities are the table's (a rules step's calls); the speaker only keeps to them.
+from battlement.table.calls import NORMAL, TURN, WINNER
+
 log = logging.getLogger("battlement.sound")
 
-WINNER, NORMAL, TURN = 0, 1, 2
 MAX_WAITING = 8  # beyond this the oldest, least urgent waiting item is dropped: a table lives in the present
 PLAY_TIMEOUT = 30.0  # seconds: a player that hangs longer is killed and counted as failed
 # cue -> (frequency Hz, seconds): a tone a player learns to recognise
@@ -42,24 +44,6 @@ TONES = {
     "ball.in": (880, 0.15), "tower.destroyed": (220, 0.4), "crown.exposed": (1320, 0.3),
     "move.illegal": (150, 0.3), "capture": (660, 0.2), "fell": (440, 0.2), "game.over": (523, 0.6),
 }
-WINNER_CUES = frozenset(("game.over", "game.won", "win"))
-TURN_CUES = frozenset(("turn",))
-
-
-def ranks(fx: list) -> list[int]:
-    """The priority of each effect of one rules step: a step that ends the game is the winner's call;
-    an announcement followed at once by a turn cue is a turn call; everything else is normal."""
-    won = any(e["t"] == "cue" and e["cue"] in WINNER_CUES for e in fx)
-    out = []
-    for i, e in enumerate(fx):
-        nxt = fx[i + 1] if i + 1 < len(fx) else None
-        if won:
-            out.append(WINNER)
-        elif e["t"] == "say" and nxt is not None and nxt["t"] == "cue" and nxt["cue"] in TURN_CUES:
-            out.append(TURN)
-        else:
-            out.append(NORMAL)
-    return out
 
 
 def can_play() -> bool:

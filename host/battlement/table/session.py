@@ -19,8 +19,8 @@ import shared_rules
 from battlement.errors import UserError
 from battlement.link.messages import Event, Led
 from battlement.link.wire import BLIND
-from battlement.sound.speaker import Sound, ranks
 from battlement.table.adapter import OFF, adapter_for
+from battlement.table.calls import Silence, Speaker, ranks
 from battlement.table.effects import Effects
 from battlement.table.journal import Journal
 from battlement.table.maps import TableMap, required_objects
@@ -50,12 +50,12 @@ def sides_of(match: Match) -> list[str]:
 
 
 class Session:
-    def __init__(self, tmap: TableMap, journal: Journal, sound: Sound | None = None,
+    def __init__(self, tmap: TableMap, journal: Journal, sound: Speaker | None = None,
                  send: Callable[[Led], None] | None = None, throw_timeout: float = 0.0):
         self.tmap = tmap
         self.table = tmap.table
         self.journal = journal
-        self.sound = sound or Sound("null")
+        self.sound: Speaker = sound or Silence()
         self._send = send or (lambda led: None)
         self.lit: dict[tuple[str, str], tuple[str, int, int]] = {}  # what each LED was last told
         # What the last relight drew (object -> state; None: compare every LED next time) and the LEDs
