@@ -16,7 +16,7 @@ PORT ?=
 ID ?=
 DRYRUN ?=
 
-.PHONY: setup setup-run debs debs-run run test soak bench lint flash clean help
+.PHONY: setup setup-run debs debs-run run test soak bench lint docs flash clean help
 
 help:
 	@echo "make run    - set up if needed, run the bridge with a simulated table, serve the page"
@@ -24,6 +24,7 @@ help:
 	@echo "make soak   - the long fault runs (1M fuzzed frames, 10 min of overload, kill cycles); a table at the end"
 	@echo "make bench  - benchmarks, each figure beside a baseline measured in the same run"
 	@echo "make lint   - ruff + mypy (host, and firmware against board stubs)"
+	@echo "make docs   - redraw the layers picture in docs/bridge.md from the host's imports"
 	@echo "make flash BOARD=<profile> PORT=<serial port> ID=<board id> [DRYRUN=1]"
 
 # MicroPython board stubs for type-checking firmware/ (one folder per board, not committed).
@@ -86,6 +87,10 @@ lint: setup
 	$(BIN)/mypy host/battlement
 	$(BIN)/mypy --config-file firmware/mypy-esp32.ini firmware/*.py
 	$(BIN)/mypy --config-file firmware/mypy-rp2.ini firmware/*.py
+
+# The picture of the host's layers in docs/bridge.md, drawn from its imports (tests/test_layers.py checks it).
+docs: setup-run
+	$(PY) tests/support/layers.py --write
 
 flash: setup
 	$(BIN)/battlement flash --board "$(BOARD)" --port "$(PORT)" --id "$(ID)" $(if $(DRYRUN),--dry-run,)

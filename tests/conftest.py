@@ -13,6 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
+from support.bridgeproc import BridgeProcess
 from support.procs import MICROPYTHON, Broker, PtyPair
 from support.soak import pytest_terminal_summary, soak_record  # noqa: F401 -- `make soak` prints their table
 
@@ -70,3 +71,18 @@ def micropython():
     if not MICROPYTHON:
         pytest.fail("micropython binary not found; run `make setup`")
     return MICROPYTHON
+
+
+@pytest.fixture
+def bridge_process(tmp_path):
+    """`battlement run` as a child process: bridge_process(*args) starts one and returns its BridgeProcess."""
+    made = []
+
+    def make(*args, journal=None, command=None):
+        b = BridgeProcess(tmp_path, *args, journal=journal, command=command)
+        made.append(b)
+        return b.start()
+
+    yield make
+    for b in made:
+        b.stop()

@@ -1,26 +1,21 @@
-"""`battlement run`: the bridge beside the table.
+"""The Bridge: the one place that wires the stages together, for the tables it serves.
 
-    transport (serial / MQTT) -> router (table map) -> session (journal + rules) -> effects
-    (LED commands back to the boards, sound) and the web page (websockets).
+    transports (link) -> the pump -> each table's session (table) -> its effects: LED commands back
+    through the transports, calls to the speaker (sound), views to the pages (web, given this bridge)
 
-One bridge serves one or several tables (one session each; on MQTT each table is
-its own topic tree). --simulate runs virtual boards over ptys inside the bridge so
-a game can be played with no hardware, the page's sensor buttons acting as sensors.
+One session a table (on MQTT each table is its own topic tree). --simulate runs virtual boards (sim)
+over ptys inside the bridge, so a game can be played with no hardware. `battlement run` (cli/run.py)
+starts a Bridge with its web server.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import collections
 import dataclasses
-import errno
 import functools
 import logging
 import os
-import signal
-import socket
-import sys
 import time
 import traceback
 
@@ -30,21 +25,19 @@ from battlement.errors import UserError
 from battlement.link import keys as boardkeys
 from battlement.link.messages import Beat, Event, Hello, Led, Reply
 from battlement.link.transport import BadCommand, MqttTransport, NoRoute, SerialTransport
-from battlement.link.transport.args import add_mqtt_login
-from battlement.link.transport.base import in_order
 from battlement.link.transport.mqtt import check_ca
-from battlement.ops import hass, logs
+from battlement.ops import hass
+from battlement.ops.health import Health
 from battlement.ops.metrics import Metrics
 from battlement.ops.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
 from battlement.sim.simulator import Simulator
 from battlement.sound.speaker import Sound
-from battlement.table import maps as tables
+from battlement.table import maps
 from battlement.table.effects import LED_FRAME, LED_FRAME_BEHIND, LedFrames
 from battlement.table.journal import CHECKPOINT_EVERY, WAL_HOLD, Journal
-from battlement.table.maps import TableMap, default_path, for_game, load
+from battlement.table.maps import TableMap, default_path, for_game
 from battlement.table.session import Session, shown_path
 from battlement.table.tokens import HOST_CODE_MIN, new_code
-from battlement.web import onboarding
 
 log = logging.getLogger("battlement.bridge")
 
@@ -53,11 +46,10 @@ DEFAULT_GAME = next(iter(shared_rules.GAMES))  # the first game the rules list
 BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself, beside each table's
 BATCH_MAX = 500  # messages journalled under one commit...
 TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
-LED_TEST_SECONDS = 3.0  # how long the LED test blinks a board's lights
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
 
 
-class Bridge:
+class Bridge(Health):
     def __init__(self, tmaps: list[TableMap], journal: str, serial: list[str] | None = None,
                  mqtt: str | None = None, username: str | None = None, password: str | None = None,
                  tls: bool = False, tls_ca: str | None = None, simulate: bool = False, sound: Sound | None = None,
@@ -68,17 +60,8 @@ class Bridge:
             raise UserError("two table maps use the same table id: %s" % ", ".join(sorted(tables)))
         if not (serial or mqtt or simulate):
             raise UserError("no boards to listen to: give --serial PORT, --mqtt URL or --simulate")
-        # On serial (and simulated boards without --mqtt, which are on ptys) a hello says no table: the
-        # board's id alone names it, so two tables' boards of one id would be taken for one.
         if (serial or simulate and not mqtt) and len(tmaps) > 1:
-            owners: dict[str, str] = {}
-            for t in tmaps:
-                for b in t.boards:
-                    if b in owners:
-                        raise UserError("board %s is on tables %s and %s: on serial, board ids must be unique%s"
-                                        % (b, owners[b], t.table, "" if serial else
-                                           " (simulated boards are on serial ports without --mqtt)"))
-                    owners[b] = t.table
+            maps.check_ids_unique(tmaps, "" if serial else " (simulated boards are on serial ports without --mqtt)")
         if host_code is not None and len(host_code) < HOST_CODE_MIN:
             raise UserError("--host-code must be at least %d characters (got %d); leave it out for a random one"
                             % (HOST_CODE_MIN, len(host_code)))
@@ -423,68 +406,6 @@ class Bridge:
         self.notes.append(text)
         del self.notes[:-50]
 
-    def health(self) -> dict:
-        """What an operator needs to see: tasks, every counter by reason, the last rejected frames,
-        each board's last heartbeat (its outbox and how many events it dropped)."""
-        transports = []
-        for t in self.transports:
-            name = self.names.get(id(t), type(t).__name__)
-            transports.append({"name": name, "counters": dict(t.counters), "links": dict(t.links), "queued": t.queued(),
-                               "paused": t.paused(),
-                               "boards": [{"table": table, "board": board, "online": bool(t.online.get((table, board)))}
-                                          for table, board in sorted(t.boards, key=in_order)],
-                               "rejected": list(self.rejected.get(name, ()))})
-        return {
-            "tasks": self.supervisor.health(),
-            "counters": dict(self.counters, **{"journal.row-errors": self.journal.errors},
-                             **{"journal." + k: v for k, v in self.journal.checkpoints.items()}),
-            "transports": transports,
-            "web": dict(self.web_counters),
-            "router": {table: dict(s.router.counters) for table, s in self.sessions.items()},
-            "tables": {table: dict(s.counters) for table, s in self.sessions.items()},
-            "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
-            "board_health": self.board_health(),
-            "notes": self.notes[-20:],
-            "hass": dict(self.hass.counters) if self.hass is not None else None,
-        }
-
-    def board_health(self) -> dict:
-        return self.watch.report(self.tmaps, self.transports, self.names, self.beats)
-
-    def link_of(self, table: str) -> dict:
-        """How many of the table's boards are online (every page shows it beside "live")."""
-        if table not in self._links:
-            self._links[table] = self.watch.links({table: self.tmaps[table]}, self.transports)[table]
-        return self._links[table]
-
-    def _watch_links(self) -> None:
-        """A board going offline or coming back changes no game: tell the pages all the same."""
-        links = self.watch.links(self.tmaps, self.transports)
-        for table, s in self.sessions.items():
-            now = links[table]
-            if self._links.get(table) != now:  # (the transport notes which board went offline)
-                self._links[table] = now
-                s._changed()
-
-    def led_test(self, table: str, board: str) -> dict:
-        """The health section's LED test: the board's lights blink white for a moment through the normal
-        LED path, then show the game again."""
-        tmap = self.tmaps.get(table)
-        if tmap is None:
-            return {"ok": False, "message": "this bridge serves no table %r" % table}
-        if board not in tmap.boards:
-            return {"ok": False, "message": "table %s has no board %r" % (table, board)}
-        targets = sorted({o.led for o in tmap.objects.values() if o.led_board == board and o.led})
-        if not targets:
-            return {"ok": False, "message": "board %s has no lights on %s" % (board, shown_path(tmap.path))}
-        s = self.sessions[table]
-        for target in targets:
-            s.send(Led(board, target, "blink", 0xFFFFFF, 300, table))
-        self._note("LED test: board %s/%s blinks its %d light%s for %.0f s" % (
-            table, board, len(targets), "" if len(targets) == 1 else "s", LED_TEST_SECONDS))
-        asyncio.get_running_loop().call_later(LED_TEST_SECONDS, s.forget_board, board)  # the game's lights back
-        return {"ok": True, "message": "", "lights": len(targets)}
-
     # --- the game a table plays ----------------------------------------------------------
 
     def switchable(self, table: str) -> bool:
@@ -496,7 +417,7 @@ class Bridge:
 
     @staticmethod
     def games() -> list[str]:
-        return [g for g in shared_rules.GAMES if os.path.exists(default_path(g)) or not tables.game_objects(g)]
+        return [g for g in shared_rules.GAMES if os.path.exists(default_path(g)) or not maps.game_objects(g)]
 
     def games_for(self, table: str) -> list[dict]:
         """The games the host page offers for this table ([] when its game cannot be switched)."""
@@ -570,171 +491,3 @@ class Bridge:
         for board, sensor, value in steps:
             sim.boards[board].sense(sensor, value)
         return {"ok": True, "message": ""}
-
-
-# --- the command ---------------------------------------------------------------------
-
-
-def _tables(args) -> list[TableMap]:
-    if args.table:
-        maps = [load(p) for p in args.table]
-        if args.game and any(m.game != args.game for m in maps):
-            bad = next(m for m in maps if m.game != args.game)
-            raise UserError("--game %s but %s is a %s table" % (args.game, bad.path, bad.game))
-        return maps
-    return [for_game(args.game or DEFAULT_GAME)]
-
-
-async def serve(args) -> int:
-    import uvicorn
-
-    from battlement.web.app import create_app
-
-    t0 = time.monotonic()
-    maps = _tables(args)  # a wrong map is the one line the user sees, before anything else starts
-    _bind(args.host, args.port).close()  # a busy port too is one line, before anything starts
-    sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
-    bridge = Bridge(maps, args.journal, args.serial, args.mqtt, args.username, args.password,
-                    args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code,
-                    args.hass_prefix if args.hass else None)
-    await bridge.start()
-    app = create_app(bridge)
-    # a page's action is a few hundred bytes; up to 1 MiB is answered in words, beyond it the frame is refused
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_config=None, lifespan="off",
-                            ws_max_size=1 << 20)
-    web = {"server": uvicorn.Server(config)}
-    stopping = asyncio.Event()
-
-    def stop_serving() -> None:
-        stopping.set()
-        web["server"].should_exit = True
-
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop_serving)
-
-    async def serve_page() -> None:
-        try:
-            await web["server"].serve()
-        except SystemExit as e:  # uvicorn exits when it cannot listen: a failure to restart from, not an exit
-            raise RuntimeError("the web server could not start (exit %s)" % e.code) from None
-        if not web["server"].should_exit:
-            raise RuntimeError("the web server stopped by itself")
-
-    async def new_server() -> None:
-        web["server"] = uvicorn.Server(config)
-
-    server = web["server"]
-    task = bridge.supervisor.spawn("web server", serve_page, recover=new_server)
-    while not server.started:
-        if task.done() or bridge.supervisor.tasks["web server"].restarts:
-            task.cancel()
-            await bridge.stop()
-            raise UserError("could not serve the page on %s:%d (port in use? try --port)" % (args.host, args.port))
-        await asyncio.sleep(0.01)
-    addrs = onboarding.addresses(args.host)
-    mdns = onboarding.Mdns()
-    found = await mdns.start(args.host, args.port, addrs) if args.mdns else "off (--no-mdns)"
-    hint = ("only this machine can open the pages: --host 0.0.0.0 lets phones on the network in"
-            if onboarding.loopback_only(args.host) else "")
-    bridge.onboarding = {"addresses": addrs, "port": args.port, "mdns": found, "hint": hint}
-    base = onboarding.base_url(addrs[0], args.port)
-    print("Battlement bridge: %s" % ", ".join("%s (%s)" % (t, m.game) for t, m in bridge.tmaps.items()))
-    print("  scoreboard: %s/%s" % (base, "".join("   or %s/" % onboarding.base_url(a, args.port) for a in addrs[1:])))
-    print("  host page:  %s/host?code=%s   (QR codes for every page are on it)" % (base, bridge.host_code))
-    print("  mDNS:       %s" % found)
-    print("  sound:      %s" % sound.describe())
-    if args.mqtt:
-        print("  Home Assistant: %s" % ("discovery under %s/ (availability %s)" % (bridge.hass.prefix, bridge.hass.avail)
-                                        if bridge.hass else "off (--no-hass)"))
-    if hint:
-        print("  note:       " + hint)
-    print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))
-    if sys.stdout.isatty() and not getattr(args, "quiet", False):  # a log file or a service gets no drawing
-        print("  the scoreboard, for a phone's camera (%s/):" % base)
-        print(onboarding.terminal_qr(base + "/"), end="")
-    print("  ready in %.2f s; Ctrl-C stops (the game resumes on the next start)" % (time.monotonic() - t0))
-    sys.stdout.flush()
-    try:
-        stop = asyncio.create_task(stopping.wait())
-        await asyncio.wait([task, stop], return_when=asyncio.FIRST_COMPLETED)
-        web["server"].should_exit = True
-        await asyncio.wait([task], timeout=5)
-        stop.cancel()
-    finally:
-        await mdns.stop()
-        await bridge.stop()
-    return 0
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """The page's listening socket, made here so a busy port is one line, not uvicorn's traceback."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        if e.errno == errno.EADDRINUSE:
-            raise UserError("port %d on %s is in use (another bridge running?): stop it, or choose another "
-                            "port with --port" % (port, host)) from None
-        raise UserError("cannot serve the page on %s port %d: %s (check --host and --port)"
-                        % (host, port, e.strerror or e)) from None
-    return sock
-
-
-def run(args) -> int:
-    if not os.path.isdir(os.path.dirname(os.path.abspath(args.journal))):
-        os.makedirs(os.path.dirname(os.path.abspath(args.journal)), exist_ok=True)
-    logs.setup(args.log_level, args.log_file or logs.default_file(args.journal))
-    return asyncio.run(serve(args))
-
-
-def register(sub) -> None:
-    p = sub.add_parser(
-        "run", help="run the bridge: boards -> rules -> LEDs, sound and the web page",
-        description="Run the bridge beside a table: read the boards (serial ports, an MQTT broker, or "
-                    "simulated boards), referee the game, light the LEDs, speak, and serve the page. "
-                    "Every input is journalled first, so a restart resumes the game.",
-        epilog="Examples: battlement run --simulate   |   battlement run --game %s "
-               "--table hardware/tables/%s.toml --serial /dev/ttyACM0 --serial /dev/ttyACM1" % (DEFAULT_GAME, DEFAULT_GAME),
-    )
-    p.add_argument("--game", help="game to play (default: the table map's, else %s)" % DEFAULT_GAME)
-    p.add_argument("--table", action="append", metavar="TOML",
-                   help="table map (repeat for several tables); default hardware/tables/<game>.toml")
-    p.add_argument("--serial", action="append", metavar="PORT", help="a board's serial port (repeat)")
-    p.add_argument("--mqtt", metavar="URL", help="MQTT broker, mqtt://[user:pass@]host:1883 or mqtts://")
-    add_mqtt_login(p)
-    p.add_argument("--hass", action=argparse.BooleanOptionalAction, default=True,
-                   help="with --mqtt: announce each table to Home Assistant by MQTT discovery (a device per table "
-                        "and per board: game state, winner, hits/falls/moves, boards online; public view only) "
-                        "(default on; --no-hass publishes nothing for it)")
-    p.add_argument("--hass-prefix", default=hass.DEFAULT_PREFIX, metavar="PREFIX",
-                   help="with --mqtt: Home Assistant's discovery prefix (default %(default)s, as Home Assistant's "
-                        "MQTT integration expects unless changed there)")
-    p.add_argument("--simulate", action="store_true",
-                   help="simulated boards (no hardware); the page's sensor buttons act as the sensors")
-    p.add_argument("--host", default="127.0.0.1", help="address to serve the page on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port of the page (default 8000)")
-    p.add_argument("--journal", default="var/journal.sqlite", help="SQLite journal (default var/journal.sqlite)")
-    p.add_argument("--host-code", help="code of the host page (default: a random one, made once and kept in the "
-                                       "journal so open pages reconnect after a restart; printed)")
-    p.add_argument("--throw-timeout", type=float, default=0.0, metavar="S",
-                   help="seconds with nothing sensed before a turn times out: a miss, a shot that is over, as the "
-                        "game says (0 = off; undo corrects it)")
-    p.add_argument("--sound", choices=["auto", "speaker", "file", "null"], default="auto",
-                   help="announcements: speaker, file (WAVs in --sound-dir), null (silent), or auto (default: "
-                        "speaker when this machine can play sound, else silent)")
-    p.add_argument("--sound-dir", default="var/sound", help="folder for --sound file (default var/sound)")
-    p.add_argument("--voice", default="en", help="espeak-ng voice (default en)")
-    p.add_argument("--volume", type=int, default=100, help="volume 0-200 (default 100)")
-    p.add_argument("--mdns", action=argparse.BooleanOptionalAction, default=True,
-                   help="announce battlement.local over mDNS when serving beyond this machine (default on; "
-                        "--no-mdns for a second bridge on the same network)")
-    p.add_argument("--quiet", action="store_true",
-                   help="no QR code of the scoreboard in the terminal at start-up (it is left out anyway when "
-                        "the output is not a terminal)")
-    logs.add_arguments(p)
-    p.set_defaults(func=run)
-

@@ -18,7 +18,7 @@ import tempfile
 import time
 
 import benchutil  # noqa: F401 -- puts tests/ and host/ on the path
-from bridge.conftest import BridgeProcess
+from support.bridgeproc import BridgeProcess
 from support.overload import (
     Boards,
     Pager,

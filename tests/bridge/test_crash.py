@@ -1,6 +1,6 @@
 """kill -9 of `battlement run` mid-game, restart on the same journal: the identical game, same codes."""
 
-from .conftest import Ws
+from support.bridgeproc import Ws
 
 
 def play_sensed(ws, n):

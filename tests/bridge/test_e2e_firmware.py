@@ -7,9 +7,8 @@ import pathlib
 from battlement.bridge import Bridge
 from battlement.sim.firmware import FirmwareProcess
 from battlement.table.maps import for_game
+from support.aio import until
 from support.procs import PtyPair
-
-from .conftest import until
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BLUE = (0x00, 0x40, 0xFF)

@@ -6,8 +6,7 @@ import asyncio
 import pytest
 from battlement.bridge import Bridge
 from battlement.table.maps import for_game
-
-from .conftest import until
+from support.aio import until
 
 
 @pytest.mark.parametrize("game", ["medieval-pong", "plingpong", "battleground", "ringo", "medieval-madness"])

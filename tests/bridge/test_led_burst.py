@@ -13,10 +13,8 @@ from battlement.bridge import Bridge
 from battlement.link.messages import Event, Led
 from battlement.sim.firmware import FirmwareProcess
 from battlement.table.maps import for_game
-from support.aio import running
+from support.aio import running, until
 from support.procs import PtyPair
-
-from .conftest import until
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BOARD = "plingpong-1"  # 14 pixels: 0 the status pixel, "all" = 1-13

@@ -7,11 +7,10 @@ import pytest
 from battlement.bridge import Bridge
 from battlement.errors import UserError
 from battlement.table import maps as tables
+from support.aio import until
 from support.procs import Broker
 
 from shared_rules.ringo.table import Table as RingoTable
-
-from .conftest import until
 
 ATT = RingoTable.COLOURS["attackers"]
 

@@ -9,10 +9,9 @@ from battlement.link.messages import Event
 from battlement.table.adapter import GREEN, RED
 from battlement.table.journal import Journal
 from battlement.table.maps import for_game
+from support.aio import until
 
 from shared_rules.ringo.table import Table as RingoTable
-
-from .conftest import until
 
 ATT = RingoTable.COLOURS["attackers"]
 

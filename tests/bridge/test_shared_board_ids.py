@@ -10,11 +10,10 @@ import urllib.parse
 import paho.mqtt.subscribe as mqtt_subscribe
 from battlement.link.messages import Beat, up_frame
 from battlement.table import maps as tables
+from ops.test_metrics import samples, scrape, value
 from support.board import MqttBoard
+from support.bridgeproc import Ws
 from support.overload import table_files
-
-from .conftest import Ws
-from .test_metrics import samples, scrape, value
 
 BOARD = "ring-5"
 
@@ -126,9 +125,8 @@ def test_two_simulated_tables_with_the_same_board_ids_on_ptys_are_refused_in_one
     says no table): refused at start as two serial tables with one board id are, before anything mixes."""
     import subprocess
 
+    from support.bridgeproc import BATTLEMENT
     from support.procs import free_port
-
-    from .conftest import BATTLEMENT
 
     args = [BATTLEMENT, "run", "--simulate", "--journal", str(tmp_path / "j.sqlite"), "--port", str(free_port())]
     for _tid, f in table_files(tmp_path, 2, prefix="ptys"):

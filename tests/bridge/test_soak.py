@@ -14,9 +14,8 @@ from battlement.bridge import Bridge
 from battlement.link import wire
 from battlement.link.messages import Event, Hello, up_frame
 from battlement.table.maps import for_game
+from support.aio import until
 from support.overload import drain, journal_books, phase, pin_apart, start, table_broker, unpin
-
-from .conftest import until
 
 FRAMES = int(os.environ.get("SOAK_FRAMES", "1000000"))
 OVERLOAD_SECONDS = float(os.environ.get("SOAK_OVERLOAD_SECONDS", "600"))

@@ -16,7 +16,7 @@ from battlement.sim.firmware import FirmwareProcess
 from support.balls import Balls
 from support.cdc import PORTS, CdcLink
 
-from .test_restart import BOARD, SETTINGS, check, journalled, settled
+from bridge.test_restart import BOARD, SETTINGS, check, journalled, settled
 
 # s the bridge stays stopped once the board's FIFO is full: past the 500 ms after which the port cuts
 # the write it is in (if any), past the board's 1 s resend, and once past its 8 s

@@ -3,7 +3,6 @@
 import pathlib
 
 import pytest
-from bridge.conftest import bridge_process  # noqa: F401 -- the same `battlement run` child process
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
 

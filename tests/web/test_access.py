@@ -12,7 +12,7 @@ import time
 import pytest
 from battlement.bridge import Bridge
 from battlement.table.maps import for_game
-from bridge.conftest import BATTLEMENT, ROOT, Ws
+from support.bridgeproc import BATTLEMENT, ROOT, Ws
 from websockets.sync.client import connect
 
 

@@ -4,8 +4,8 @@ words with two buttons, the scoreboard never shows it, "Yes, a ball" plays one b
 
 import json
 
-from bridge.conftest import Ws
 from support.board import SerialBoard
+from support.bridgeproc import Ws
 from support.procs import PtyPair
 
 ASK = "cup-green-1 (PlingPong, green.1): the board was collecting memory for 30 ms and a break there could not be timed. Was it a ball?"

@@ -11,10 +11,10 @@ import subprocess
 import sys
 import urllib.request
 
-from bridge.conftest import BATTLEMENT
-from foundation.test_monitor import wait_line
+from cli.test_monitor import wait_line
+from support.bridgeproc import BATTLEMENT
 
-from .test_health import table_file
+from web.test_health import table_file
 
 
 def health(b):

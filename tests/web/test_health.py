@@ -63,7 +63,7 @@ def test_monitor_watches_a_running_bridge_by_asking_it(bridge_process, mosquitto
     import subprocess
     import sys
 
-    from foundation.test_monitor import wait_line
+    from cli.test_monitor import wait_line
 
     tid = "monitored-%d" % mosquitto.port
     b = bridge_process("--simulate", "--table", table_file(tmp_path, tid), "--mqtt", mosquitto.url)

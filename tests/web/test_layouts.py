@@ -10,8 +10,8 @@ import re
 import time
 
 import pytest
-from bridge.conftest import Ws
 from playwright.sync_api import expect
+from support.bridgeproc import Ws
 from support.layout import facts, summary
 
 SIZES = {"phone": (390, 844), "laptop": (1280, 800), "tv": (1920, 1080)}

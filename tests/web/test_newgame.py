@@ -6,7 +6,7 @@ the public announcements, in order, and never a side's secret."""
 
 import time
 
-from bridge.conftest import Ws
+from support.bridgeproc import Ws
 
 LIFT = {"t": "cell", "cell": "b5", "occupied": False}
 PLACE = {"t": "cell", "cell": "b4", "occupied": True}

@@ -2,8 +2,8 @@
 it, starting from the current game's values (the table map's own options as defaults); a new game starts
 with what is chosen, and a value the rules or the table refuse is said clearly with the game left as it was."""
 
-from bridge.conftest import Ws
 from playwright.sync_api import expect  # the page's CSP forbids Playwright's eval'd predicates
+from support.bridgeproc import Ws
 
 from web.test_scoreboards import LAUNCH, stat
 

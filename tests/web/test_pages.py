@@ -6,8 +6,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-from bridge.conftest import Ws
 from playwright.sync_api import expect  # waits as the page changes (its CSP forbids eval'd predicates)
+from support.bridgeproc import Ws
 
 
 def tower_secrets(view):

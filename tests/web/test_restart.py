@@ -4,8 +4,8 @@ the host had not answered yet ("Was it a ball?") is still on the page after the 
 
 import sqlite3
 
-from bridge.conftest import BridgeProcess, Ws
 from support.board import SerialBoard
+from support.bridgeproc import BridgeProcess, Ws
 from support.procs import PtyPair
 
 SLOW = 60_000  # ms: the most a loaded machine may take to show what is waited on (never a fixed sleep)

@@ -1,7 +1,7 @@
 """Each game's scoreboard in a real browser: the facts players track, read from the public view, and
 every question in words beside its answer buttons; the host's sensor buttons play the table."""
 
-from bridge.conftest import Ws
+from support.bridgeproc import Ws
 
 LAUNCH = {"viewport": {"width": 1280, "height": 900}}
 

@@ -4,8 +4,8 @@ and a table with no sound device says so on the page instead of counting 'said'.
 import time
 
 import pytest
-from bridge.conftest import Ws
 from support import speech
+from support.bridgeproc import Ws
 
 ILLEGAL = [{"t": "cell", "cell": "b5", "occupied": False}, {"t": "cell", "cell": "b3", "occupied": True}]
 BACK = [{"t": "cell", "cell": "b3", "occupied": False}, {"t": "cell", "cell": "b5", "occupied": True}]

@@ -5,7 +5,7 @@ rules, table adapter and page board are all it brings."""
 import pathlib
 import sys
 
-from bridge.conftest import Ws
+from support.bridgeproc import Ws
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOY = ROOT / "tests" / "toygame"

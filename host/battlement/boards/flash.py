@@ -22,9 +22,9 @@ import subprocess
 
 from battlement.boards import firmware as fwbuild
 from battlement.boards import hardware
-from battlement.boards.brokercfg import SEP, login
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
+from battlement.ops.broker import SEP, login
 
 BUILD = hardware.ROOT / "firmware" / "build"
 
@@ -170,7 +170,7 @@ def _shown(cfg: dict) -> str:
     return json.dumps(c)
 
 
-def _cmd_flash(args) -> int:
+def run(args) -> int:
     cfg, out, compiles, mp = plan(args)
     say = print
     if args.dry_run:
@@ -206,41 +206,3 @@ def _cmd_flash(args) -> int:
     return 0
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "flash",
-        help="install the firmware and a board's config on a MicroPython board",
-        description="Check the board's pin map, compile the firmware with mpy-cross for its CPU, write its "
-        "config.json and copy everything with mpremote, then reset it. MicroPython must already be "
-        "installed on the board (docs/flashing.md). Serial link by default; --mqtt switches to Wi-Fi + MQTT.",
-    )
-    p.add_argument(
-        "--board", required=False, default="", help="board profile: %s" % ", ".join(hardware.profile_names())
-    )
-    p.add_argument(
-        "--port",
-        default="",
-        help="the board's serial port, e.g. /dev/ttyACM0 (list them with `mpremote devs`)",
-    )
-    p.add_argument("--id", default="", help="board id, e.g. red-kingdom; its pin map is hardware/boards/<id>.json")
-    p.add_argument("--map", help="pin map file to use instead of hardware/boards/<id>.json")
-    p.add_argument(
-        "--dry-run", action="store_true", help="print every command and the config, change nothing"
-    )
-    p.add_argument(
-        "--mqtt",
-        metavar="URL",
-        help="report over MQTT to this broker, e.g. mqtt://192.168.1.10:1883 (mqtts:// with --tls-ca for TLS)",
-    )
-    p.add_argument("--table", help="table id for the MQTT topics (with --mqtt), e.g. hall-1")
-    from battlement.link.transport.args import add_mqtt_login
-
-    add_mqtt_login(p)
-    p.add_argument("--wifi-ssid", help="Wi-Fi network the board joins (with --mqtt)")
-    p.add_argument("--wifi-password", help="Wi-Fi password (stored only in the board's config.json)")
-    p.add_argument("--keys", metavar="FILE",
-                   help="keys file the board's signing key goes in (made 0600 if missing; default with --table: "
-                        "hardware/tables/<table>.keys.toml, beside the table map; without either the board "
-                        "signs nothing)")
-    p.add_argument("--build-dir", help="where the compiled files go (default firmware/build/<id>)")
-    p.set_defaults(func=_cmd_flash)

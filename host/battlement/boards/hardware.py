@@ -14,7 +14,6 @@ import difflib
 import json
 import pathlib
 import re
-import sys
 
 from battlement.errors import UserError
 from battlement.link.wire import MAC_LEN, MAX_FRAME, MSGID, U32, VERSION
@@ -387,57 +386,3 @@ def pins_for(profile: str, sensors, leds: int = 0) -> dict:
             s["lower"] = avail.pop(0)
         out["sensors"].append(s)
     return out
-
-
-# --- command line ------------------------------------------------------------------
-
-
-def _cmd_check(args) -> int:
-    bad = 0
-    for path in args.files:
-        try:
-            m = check_file(path)
-        except UserError as e:
-            print(str(e), file=sys.stderr)
-            bad += 1
-            continue
-        prof = load_profile(m["profile"])
-        n = len(m["sensors"])
-        print("%s: ok - board %s on %s, %d sensor(s)" % (path, m["board"], prof["title"], n))
-    if bad:
-        raise UserError("%d of %d pin map(s) failed the check; the problems are listed above" % (bad, len(args.files)))
-    return 0
-
-
-def _cmd_profiles(args) -> int:
-    for name in profile_names():
-        prof = load_profile(name)
-        usable = [p for p in prof["gpio"] if str(p) not in prof.get("never", {})]
-        print("%s: %s" % (name, prof["title"]))
-        print("  usable GPIO: %s" % " ".join(str(p) for p in usable))
-        for p in sorted(prof.get("never", {}), key=int):
-            print("  never GPIO %s: it %s" % (p, prof["never"][p]))
-    return 0
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "hardware",
-        help="check board pin maps against the board profiles",
-        description="Board profiles (hardware/profiles) and pin maps (hardware/boards). See docs/hardware.md.",
-    )
-    sub = p.add_subparsers(dest="hardware_command", metavar="ACTION")
-    c = sub.add_parser(
-        "check",
-        help="reject a pin map that cannot work, naming the pin and the reason",
-        description="Check pin maps: every pin exists on the board, is not wired to flash, USB or a strapping "
-        "function, is used once; sensors, muxes, LED strip and thresholds are sane. Exit status 2 if not.",
-    )
-    c.add_argument("files", nargs="+", metavar="FILE", help="pin map JSON, e.g. hardware/boards/red-kingdom.json")
-    c.set_defaults(func=_cmd_check)
-    pr = sub.add_parser("profiles", help="list board profiles with their usable and forbidden pins")
-    pr.set_defaults(func=_cmd_profiles)
-    from battlement.boards import wiring  # `hardware draw`: wiring diagrams (it loads maps from here)
-
-    wiring.register(sub)
-    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])

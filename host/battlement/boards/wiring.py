@@ -8,12 +8,10 @@ the diagram as the table map names things. Drawn with schemdraw (SVG backend, no
 
 from __future__ import annotations
 
-import os
 import pathlib
 import tomllib
 
 from battlement.boards.hardware import check_file, load_profile
-from battlement.errors import UserError
 
 TABLES = pathlib.Path(__file__).resolve().parents[3] / "hardware" / "tables"
 
@@ -134,31 +132,3 @@ def draw(map_path: str, tables_dir: pathlib.Path = TABLES) -> str:
                     d += elm.Wire("-|").at(getattr(chip, "R%d" % i)).to(strip.DIN).color("#b03020")
     data = d.get_imagedata("svg")
     return data.decode() if isinstance(data, bytes) else data
-
-
-def _cmd_draw(args) -> int:
-    for path in args.files:
-        out = args.out or os.path.splitext(os.path.basename(path))[0] + ".svg"
-        if len(args.files) > 1 or (args.out and os.path.isdir(args.out)):
-            os.makedirs(args.out or ".", exist_ok=True)
-            out = os.path.join(args.out or ".", os.path.splitext(os.path.basename(path))[0] + ".svg")
-        svg = draw(path)
-        try:
-            with open(out, "w", encoding="utf-8") as f:
-                f.write(svg)
-        except OSError as e:
-            raise UserError("cannot write %s: %s" % (out, e.strerror or e)) from None
-        print("%s -> %s" % (path, out))
-    return 0
-
-
-def register(sub) -> None:
-    p = sub.add_parser(
-        "draw", help="draw a board's wiring diagram (SVG) from its pin map",
-        description="Draw the board with every sensor, multiplexer and LED strip on its pins, each sensor "
-                    "labelled with the game objects the table maps (hardware/tables) give it.",
-        epilog="Example: battlement hardware draw hardware/boards/red-kingdom.json --out docs/wiring/",
-    )
-    p.add_argument("files", nargs="+", metavar="BOARD.json", help="pin map(s), e.g. hardware/boards/ring-1.json")
-    p.add_argument("--out", metavar="PATH", help="SVG file, or a folder for several (default: BOARD.svg here)")
-    p.set_defaults(func=_cmd_draw)

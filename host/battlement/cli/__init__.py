@@ -14,12 +14,12 @@ from battlement.errors import UserError
 COMMAND_MODULES = (
     "battlement.cli.rules",  # games, playout, replay
     "battlement.cli.monitor",  # monitor: live decoded events and counters
-    "battlement.boards.hardware",  # hardware check
-    "battlement.boards.flash",  # flash a board
-    "battlement.bridge",  # run: the bridge beside the table
-    "battlement.sim.simulator",  # sim: virtual boards speaking the real protocol
-    "battlement.boards.brokercfg",  # broker-config: Mosquitto password file and ACL for a table
-    "battlement.ops.service",  # service install: a systemd unit
+    "battlement.cli.hardware",  # hardware check, profiles, draw
+    "battlement.cli.flash",  # flash a board
+    "battlement.cli.run",  # run: the bridge beside the table
+    "battlement.cli.sim",  # sim: virtual boards speaking the real protocol
+    "battlement.cli.broker",  # broker-config: Mosquitto password file and ACL for a table
+    "battlement.cli.service",  # service install: a systemd unit
 )
 
 

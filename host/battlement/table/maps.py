@@ -180,3 +180,15 @@ def for_game(game: str) -> TableMap:
     if game_objects(game) == {}:  # nothing on this table is sensed: everything is entered on the page
         return TableMap("(no sensors)", game, game, shared_rules.load(game).TITLE)
     raise UserError("no table map for %s: write %s (see docs/bridge.md)" % (game, path))
+
+
+def check_ids_unique(tmaps: list[TableMap], why: str = "") -> None:
+    """On serial a hello says no table: the board's id alone names it, so two tables' boards of one id
+    would be taken for one. Refuse such maps, naming the board and both tables."""
+    owners: dict[str, str] = {}
+    for t in tmaps:
+        for b in t.boards:
+            if b in owners:
+                raise UserError("board %s is on tables %s and %s: on serial, board ids must be unique%s"
+                                % (b, owners[b], t.table, why))
+            owners[b] = t.table

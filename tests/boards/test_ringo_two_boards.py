@@ -7,11 +7,11 @@ from battlement.boards import hardware
 from battlement.bridge import Bridge
 from battlement.table import maps as tables
 from battlement.table.adapter import GREEN
+from support.aio import until
+from support.bridgeproc import ROOT
 
 from shared_rules.ringo import rules as ringo
 from shared_rules.ringo.table import Table as RingoTable
-
-from .conftest import ROOT, until
 
 MAP = ROOT / "hardware" / "tables" / "ringo-2boards.toml"
 ATT = RingoTable.COLOURS["attackers"]

@@ -21,11 +21,9 @@ from battlement.bridge import Bridge
 from battlement.errors import UserError
 from battlement.ops import hass
 from battlement.table import maps as tables
-from support.aio import running
+from support.aio import running, until
 
 import shared_rules
-
-from .conftest import until
 
 # Home Assistant's MQTT discovery, per component: the keys it requires and the keys it knows
 # (home-assistant.io/integrations/sensor.mqtt, binary_sensor.mqtt, event.mqtt; abbreviations unused).

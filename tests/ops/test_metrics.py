@@ -10,8 +10,7 @@ import urllib.request
 import paho.mqtt.client as mqtt
 from battlement.link.messages import Event, up_frame
 from prometheus_client.parser import text_string_to_metric_families
-
-from .conftest import Ws
+from support.bridgeproc import Ws
 
 
 def play(ws, s, n):

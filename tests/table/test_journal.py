@@ -11,8 +11,7 @@ from battlement.errors import UserError
 from battlement.table.journal import VERSION, Journal, JournalInUse
 from battlement.table.maps import for_game
 from battlement.table.session import Session
-
-from .conftest import BATTLEMENT, ROOT
+from support.bridgeproc import BATTLEMENT, ROOT
 
 # The schema as it was before journals carried a version (user_version 0): what `battlement run` wrote.
 SCHEMA_V0 = """

@@ -8,8 +8,7 @@ from battlement.sound.speaker import Sound
 from battlement.table.journal import Journal
 from battlement.table.maps import for_game
 from battlement.table.session import Session
-
-from .conftest import BATTLEMENT, ROOT, Ws
+from support.bridgeproc import BATTLEMENT, ROOT, Ws
 
 
 def seconds(path):

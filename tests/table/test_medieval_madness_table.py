@@ -20,12 +20,12 @@ from battlement.table.adapter import RED
 from battlement.table.journal import Journal
 from battlement.table.router import Router
 from battlement.table.session import Session
+from support.aio import until
+from support.bridgeproc import ROOT, Ws
 
 from shared_rules.medieval_madness import rules as mm
 from shared_rules.medieval_madness.table import Table, pawn_checks
-
-from .conftest import ROOT, Ws, until
-from .test_tables import test_wrong_maps_are_refused_naming_what_and_where as refused_naming
+from table.test_tables import test_wrong_maps_are_refused_naming_what_and_where as refused_naming
 
 MAP = ROOT / "hardware" / "tables" / "medieval-madness.toml"
 P1, P2 = Table.COLOURS["p1"], Table.COLOURS["p2"]

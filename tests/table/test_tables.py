@@ -6,10 +6,9 @@ import pytest
 from battlement.errors import UserError
 from battlement.table import maps as tables
 from battlement.table.adapter import adapter_for
+from support.bridgeproc import BATTLEMENT, ROOT
 
 import shared_rules
-
-from .conftest import BATTLEMENT, ROOT
 
 GOOD = """
 game = "ringo"

@@ -17,7 +17,7 @@ from battlement.table.journal import Journal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .test_intake_fuzz import Recorder
+from link.test_intake_fuzz import Recorder
 
 BOARD, BOOT = "tower-1", 0x5F3A9C
 SENSORS = {"cup-1": "beam", "tilt-a": "tilt"}

@@ -16,10 +16,10 @@ from battlement.link.messages import Event, from_frame
 from battlement.table.journal import Journal
 from battlement.table.maps import for_game
 from battlement.table.session import KEEP_BLIND, Session
+from support.aio import until
 from support.board import SerialBoard
+from support.bridgeproc import Ws
 from support.procs import PtyPair
-
-from .conftest import Ws, until
 
 
 def _blind_cup(s):

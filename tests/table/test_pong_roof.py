@@ -9,11 +9,10 @@ from battlement.link.messages import Event
 from battlement.table import maps as tables
 from battlement.table.adapter import adapter_for
 from battlement.table.router import Router
+from support.aio import until
 
 from shared_rules.engine import Match
 from shared_rules.medieval_pong import rules as mp
-
-from .conftest import until
 
 BASE = {"A1": "princess", "A2": "king", "A3": "dragon", "B1": "architect", "B2": "blacksmith",
         "B3": "blind-magician", "C1": "ghost", "C2": "gunner", "C3": "seer"}

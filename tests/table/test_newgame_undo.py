@@ -7,9 +7,8 @@ import asyncio
 from battlement.table import maps as tables
 from battlement.table.journal import Journal
 from battlement.table.session import Session
-
-from .conftest import until
-from .test_session import ringo_bridge
+from bridge.test_session import ringo_bridge
+from support.aio import until
 
 
 def ringo_session(tmp_path, name="j.sqlite"):

@@ -5,7 +5,7 @@ from battlement.table import maps as tables
 from battlement.table.journal import Journal
 from battlement.table.session import Session
 
-from .test_adapters import BASE, ball, pong
+from table.test_adapters import BASE, ball, pong
 
 GHOST_A2 = {"red": BASE["red"], "blue": dict(BASE["blue"], ghost="A2", gunner="A1")}
 

@@ -8,9 +8,8 @@ import subprocess
 import time
 
 from battlement.web import onboarding
+from support.bridgeproc import BATTLEMENT, ROOT
 from support.procs import free_port
-
-from .conftest import BATTLEMENT, ROOT
 
 
 def started_on_a_terminal(tmp_path, *extra):

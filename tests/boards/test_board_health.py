@@ -4,11 +4,10 @@ board whose pty closes is offline; a board no map lists is named in words."""
 
 import asyncio
 
-from battlement import bridge as bridge_mod
 from battlement.link.messages import Hello
-
-from .conftest import until
-from .test_session import ringo_bridge
+from battlement.ops import health as health_mod
+from bridge.test_session import ringo_bridge
+from support.aio import until
 
 
 def card(b, board):
@@ -16,7 +15,7 @@ def card(b, board):
 
 
 def test_the_led_test_blinks_a_board_and_gives_the_game_its_lights_back(tmp_path, monkeypatch):
-    monkeypatch.setattr(bridge_mod, "LED_TEST_SECONDS", 0.4)
+    monkeypatch.setattr(health_mod, "LED_TEST_SECONDS", 0.4)
 
     async def go():
         async with ringo_bridge(tmp_path / "j.sqlite") as (b, _s, sim):

@@ -4,7 +4,7 @@ the bridge's own notes), a rotating file beside the journal keeps the same, at t
 import pathlib
 import shutil
 
-from .conftest import Ws
+from support.bridgeproc import Ws
 
 WRONG_TURN = {"t": "move", "by": "defenders", "from": "a1", "to": "a2"}
 ILLEGAL = [{"t": "cell", "cell": "b5", "occupied": False}, {"t": "cell", "cell": "b3", "occupied": True}]
@@ -62,7 +62,7 @@ def test_a_bridge_note_reaches_the_terminal(bridge_process, tmp_path):
     ws.close()
     shutil.rmtree(tmp_path / "s")  # the sound folder is gone: espeak-ng cannot write, and it is said
     play_refused_move(b)
-    wait_for(lambda: "ERROR   battlement.sound.speaker" in b.output())
-    err = next(ln for ln in b.output().splitlines() if "ERROR   battlement.sound.speaker" in ln)
+    wait_for(lambda: "ERROR   battlement.sound" in b.output())
+    err = next(ln for ln in b.output().splitlines() if "ERROR   battlement.sound" in ln)
     # the refusal's tone (sox exits 1) or its words (espeak-ng exits 0 but writes no file), whichever came first
     assert "battlement.sound" in err and ("could not write" in err or "sox failed" in err)

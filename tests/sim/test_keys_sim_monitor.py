@@ -13,9 +13,8 @@ import time
 from battlement.link import keys as boardkeys
 from battlement.link import wire
 from battlement.table import maps as tables
+from cli.test_monitor import monitor, wait_line
 from support.board import SerialBoard
-
-from .test_monitor import monitor, wait_line
 
 KEY = bytes(range(16))
 

@@ -3,10 +3,9 @@
 import asyncio
 
 from battlement.link.messages import Event
+from bridge.test_session import ringo_bridge
+from support.aio import until
 from support.web import next_health, next_state, serving, ws
-
-from .conftest import until
-from .test_session import ringo_bridge
 
 
 def _move(sim, s, frm, to):

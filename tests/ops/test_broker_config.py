@@ -15,7 +15,7 @@ import tomllib
 import paho.mqtt.client as mqtt
 import pytest
 from battlement import cli
-from battlement.boards.brokercfg import BRIDGE_USER, HASS_USER, write
+from battlement.ops.broker import BRIDGE_USER, HASS_USER, write
 from support.overload import table_files
 from support.procs import Broker, free_port
 

@@ -1,4 +1,5 @@
-"""Helpers for the bridge tests: a bridge in this process, or `battlement run` as a real child process."""
+"""`battlement run` as a real child process (BridgeProcess, the `bridge_process` fixture) and a websocket
+client of its pages (Ws), for every test area that drives a whole bridge."""
 
 import json
 import os
@@ -9,8 +10,6 @@ import sys
 import time
 import urllib.request
 
-import pytest
-from support.aio import until  # noqa: F401 -- the bridge tests wait the same way as the transport tests
 from support.procs import free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -79,20 +78,6 @@ class BridgeProcess:
                 self.proc.wait(10)
         if getattr(self, "log", None):
             self.log.close()
-
-
-@pytest.fixture
-def bridge_process(tmp_path):
-    made = []
-
-    def make(*args, journal=None, command=None):
-        b = BridgeProcess(tmp_path, *args, journal=journal, command=command)
-        made.append(b)
-        return b.start()
-
-    yield make
-    for b in made:
-        b.stop()
 
 
 class Ws:

@@ -1,0 +1,1 @@
+"""Tests of the boards: pin maps, wiring, board health, kits (host/battlement/boards/)."""

@@ -1,0 +1,1 @@
+"""Tests of the battlement command (host/battlement/cli/)."""

@@ -1,0 +1,1 @@
+"""Tests of the link: wire codec, inbox, serial and MQTT transports (host/battlement/link/)."""

@@ -1,0 +1,1 @@
+"""Tests of metrics, logs, supervision, Home Assistant, the broker config (host/battlement/ops/)."""

@@ -1,0 +1,1 @@
+"""Tests of simulated boards (host/battlement/sim/)."""

@@ -1,0 +1,1 @@
+"""Tests of speech and tones (host/battlement/sound/)."""

@@ -1,0 +1,1 @@
+"""Tests of the table: maps, router, session, journal, adapters (host/battlement/table/)."""
