@@ -4,9 +4,9 @@ The bridge reads them from a keys file beside the table map (hardware/tables/<ta
 for hardware/tables/<table>.toml), which `battlement flash` creates (mode 0600) and adds a board
 to when it provisions it. The file is git-ignored: a key in a repository is a key for everyone.
 
-    # board keys of table plingpong: secret, keep it 0600 and out of git
+    # board keys of table hall-1: secret, keep it 0600 and out of git
     [keys]
-    plingpong-1 = "5f0c...32 hex digits"
+    tower-1 = "5f0c...32 hex digits"
 
 With a keys file, every frame to and from the table's boards carries a MAC (wire.sign/verify).
 A table map may turn signing off for its serial boards (a private USB hub, no broker):
