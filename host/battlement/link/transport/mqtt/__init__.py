@@ -1,0 +1,195 @@
+"""MQTT transport: many tables, many boards, one broker.
+
+Topics (docs/protocol.md, "MQTT"):
+    battlement/<table>/<board>/status   retained "online"/"offline" (board's last will: "offline")
+    battlement/<table>/<board>/up       board -> host frames, one per message, events QoS 1
+    battlement/<table>/<board>/down     host -> board frames (led/config/ping/evack), QoS 1
+
+The connection is gmqtt (native asyncio, MQTT 5; chosen by measurement, docs/bridge.md "MQTT
+client"), on the bridge's loop: no network thread to fight over the GIL. Messages go straight to
+the shared intake (transport.base), which decodes, dedupes and queues them; a keeper task connects,
+subscribes, and reconnects (1 s doubling to 5 s) whenever the link drops. MQTT 5 where the broker
+speaks it: the broker keeps our session (subscriptions, what boards send meanwhile, commands not yet
+acknowledged) across a dropped link for SESSION_EXPIRY, and commands expire after COMMAND_EXPIRY so a
+stale LED pattern is never shown late; a broker that refuses 5 gets 3.1.1 with a clean session.
+
+The package, by job (each module's docstring says more):
+    names    topics, logins, the broker's URL, and the checks on ids (no connection needed)
+    codec    a packet's fixed header, writes gathered per loop turn, what supersedes a waiting command
+    client   _Client: gmqtt with flow control, the QoS 1 outbox, and the packets built and read here
+    keeper   Keeper: the connection (connect, subscribe, reconnect, MQTT 5 session, link states)
+    here     MqttTransport on top of it: the boards' topics and commands, extra subscriptions
+
+MqttTransport is defined here, not in a module of its own, so that what is set on this module is what
+it reads: a test shortens COMMAND_EXPIRY by setting it here. The other modules' tunables are theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gmqtt
+
+from battlement.link.transport.base import PING_EVERY, NoRoute
+from battlement.link.transport.mqtt.client import _Client as _Client
+from battlement.link.transport.mqtt.codec import COMMAND
+from battlement.link.transport.mqtt.codec import _command_key as _command_key
+from battlement.link.transport.mqtt.keeper import KEEPALIVE, Keeper, Refused
+from battlement.link.transport.mqtt.names import (
+    ROOT,
+    SEP,
+    TOPICS_KNOWN,
+    check_ca,
+    check_id,
+    login,
+    parse_url,
+    topic,
+    topic_matches,
+)
+from battlement.link.transport.mqtt.names import _parse_topic as _parse_topic
+from battlement.link.wire import MAX_FRAME
+
+COMMAND_EXPIRY = 10  # MQTT 5: seconds a command may wait at the broker before it is dropped as stale
+TOPICS_MATCHED = 1000  # topics remembered per extra subscription lookup
+# Each evack is a QoS 1 message, and Mosquitto lets 20 be unacknowledged: one per board every 10 ms
+# (serial's pace) was 10,000 a second at 100 tables, nearly all superseded while they waited. A board
+# resends only after a second without one.
+EVACK_EVERY = 0.05
+
+# What the rest of the host imports from here (and, with "as" above, the private names tests reach for).
+__all__ = [
+    "SEP", "MqttTransport", "Refused", "check_ca", "check_id", "login", "parse_url", "topic", "topic_matches",
+]
+
+
+class MqttTransport(Keeper):
+    """Boards on an MQTT broker. table=None listens to every table on the broker.
+
+    For other parts of the bridge on the same connection (Home Assistant discovery):
+    will = (topic, payload, retain) set before start() is the connection's last will;
+    on_connected callables run after every (re)connect and subscribe; subscribe_extra()
+    and publish_raw() reach topics outside battlement/.
+    """
+
+    evack_delay = EVACK_EVERY
+
+    def __init__(
+        self,
+        url: str,
+        table: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        tls: bool = False,
+        tls_ca: str | None = None,
+        allow: list[str] | None = None,
+        client_id: str | None = None,
+        keepalive: int = KEEPALIVE,
+    ):
+        super().__init__(url, table, username, password, tls, tls_ca, allow, client_id, keepalive)
+        self.counters.setdefault("handler-errors", 0)
+        self._extra: dict[str, list[Callable[[str, bytes], None]]] = {}
+        self._extra_under_root = False  # an extra filter that may match battlement/ topics too
+        self._matched: dict[str, list] = {}  # topic -> extra callbacks it matches
+        self._topics: dict[str, tuple[str, str, str] | None] = {}  # topic -> (table, board, leaf), None if bad
+
+    # --- for the rest of the bridge -------------------------------------------------------
+
+    def subscribe_extra(self, topic_filter: str, callback: Callable[[str, bytes], None]) -> None:
+        """callback(topic, payload) for every message on topic_filter, subscribed (QoS 1) on every connect."""
+        self._extra.setdefault(topic_filter, []).append(callback)
+        self._matched.clear()
+        if topic_filter.split("/")[0] in (ROOT, "+", "#"):
+            self._extra_under_root = True
+        if self._up and self._client is not None:
+            self._client.subscribe(gmqtt.Subscription(topic_filter, qos=1))
+
+    def publish_raw(self, topic_name: str, payload: bytes, qos: int = 0, retain: bool = False) -> bool:
+        """Publish outside the boards' protocol (no expiry). QoS 1 is kept across a reconnect; False: not sent now."""
+        c = self._client
+        if c is None or not (qos or self._up):
+            return False
+        if not qos:
+            return c.publish0(topic_name, payload, retain)
+        # A retained state supersedes its own waiting predecessor: only the last one is ever read.
+        c.send(topic_name, payload, qos, retain, None, (topic_name,) if retain else None)
+        return self._up
+
+    # --- what arrives ---------------------------------------------------------------------------
+
+    def _from_broker(self, client, name: str, payload: bytes, qos, properties) -> None:
+        try:
+            ours = name.startswith(ROOT + "/")
+            if self._extra and (self._extra_under_root or not ours) and self._to_extra(name, payload) and not ours:
+                return
+            self._on_message(name, payload)
+        except Exception:  # noqa: BLE001 -- one message must not cost the rest of the read
+            self.counters["handler-errors"] += 1
+
+    def _to_extra(self, name: str, payload: bytes) -> bool:
+        try:
+            callbacks = self._matched[name]
+        except KeyError:
+            if len(self._matched) >= TOPICS_MATCHED:
+                self._matched.clear()
+            callbacks = self._matched[name] = [cb for f, cbs in self._extra.items() if topic_matches(f, name)
+                                               for cb in cbs]
+        for cb in callbacks:
+            try:
+                cb(name, payload)
+            except Exception as e:  # noqa: BLE001 -- a hook's failure is counted, the link goes on
+                self._count("hook-errors")
+                self._note("mqtt %s: handling %s failed: %s: %s" % (self.url, name, type(e).__name__, e))
+        return bool(callbacks)
+
+    def _on_message(self, name: str, payload: bytes) -> None:
+        try:
+            where = self._topics[name]
+        except KeyError:
+            where = _parse_topic(name)
+            if len(self._topics) >= TOPICS_KNOWN:
+                self._topics.clear()
+            self._topics[name] = where
+        if where is None:
+            self._reject("topic", name, "ids must be 1-32 of a-z, 0-9, '-'")
+            return
+        table, board, leaf = where
+        if leaf == "status":
+            if payload in (b"online", b"offline"):
+                self._set_online((table, board), payload == b"online")
+                self._note("board %s/%s is %s" % (table, board, payload.decode()))
+                if payload == b"online" and (table, board) not in self._route and self._loop is not None:
+                    # Its hello normally follows; if it went out before we subscribed, ask for it.
+                    self._loop.call_later(PING_EVERY, self._hello_due, table, board)
+            else:
+                self._reject("syntax", name, "status must be online or offline")
+            return
+        if len(payload) > MAX_FRAME:
+            self._reject("length", name, "%d bytes" % len(payload))
+            return
+        self._handle_line(payload, table, table, board)
+
+    def _hello_due(self, table: str, board: str) -> None:
+        if self._client is not None and self.online.get((table, board)) and (table, board) not in self._route:
+            self._ask_hello(board, None, table, table)
+
+    def _link_for(self, board: str, table: str | None):
+        table = table or self.table
+        if (table, board) in self._route:  # it said hello on that table: its ids are known good
+            return table
+        if table is None:
+            on = sorted(t for t, b in self.boards if b == board)
+            if len(on) != 1:  # never heard, or a board id that several tables use
+                raise NoRoute("board %s has %s on %s; give the command a table" % (
+                    board, "said hello on tables %s" % ", ".join(on) if on else "not said hello", self.url))
+            table = on[0]
+        check_id("board", board)
+        return check_id("table", table)  # type: ignore[arg-type]
+
+    def _write(self, link, board: str, frame: bytes) -> None:
+        if self._client is None:
+            self._count("unsent")
+            return
+        # QoS 1, kept while the broker is away and sent after reconnecting, unless it went stale first
+        # (MQTT 5: the broker drops it too once it has waited COMMAND_EXPIRY for the board).
+        self._client.send(topic(link, board, "down"), frame, 1, False, COMMAND_EXPIRY, COMMAND)
+
