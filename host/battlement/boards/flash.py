@@ -24,7 +24,7 @@ from battlement.boards import firmware as fwbuild
 from battlement.boards import hardware
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
-from battlement.ops.broker import SEP, login
+from battlement.link.transport.mqtt.names import SEP, login
 
 BUILD = hardware.ROOT / "firmware" / "build"
 

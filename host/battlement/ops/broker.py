@@ -35,18 +35,13 @@ import secrets
 import tomllib
 
 from battlement.errors import UserError
+from battlement.link.transport.mqtt.names import SEP, login
 from battlement.ops.hass import DEFAULT_PREFIX, check_prefix
 from battlement.table.maps import TableMap, load
 
 BRIDGE_USER = "battlement-bridge"
 HASS_USER = "homeassistant"  # the login for Home Assistant's MQTT integration
 ITERATIONS = 101  # mosquitto_passwd's default for $7$ (PBKDF2-SHA512)
-SEP = "."  # between table and board in a board's login; in neither id
-
-
-def login(table: str, board: str) -> str:
-    """The MQTT user name of a table's board."""
-    return table + SEP + board
 
 
 def pbkdf2_line(user: str, password: str, salt: bytes | None = None) -> str:
