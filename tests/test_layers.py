@@ -88,3 +88,15 @@ def test_the_games_see_only_the_adapter_contract_and_the_host_names_no_game():
                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
             for name in names:
                 assert not any(name.startswith("shared_rules." + g) for g in GAMES), (p, name)
+
+
+def test_every_host_folder_is_a_package_the_install_lists():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    host = ROOT / "host"
+    found = {".".join(p.parent.relative_to(host).parts) for p in (host / "battlement").rglob("__init__.py")}
+    assert found - listed == set(), "pyproject.toml's packages miss these: a wheel would leave them out"
+    folders = {".".join(p.relative_to(host).parts) for p in (host / "battlement").rglob("*")
+               if p.is_dir() and any(p.glob("*.py"))}
+    assert folders - found == set(), "folders of modules without an __init__.py"
