@@ -17,19 +17,15 @@ A sensed event and the input it means are one commit; an input is recorded as
 "pending" and stays so once applied: replaying it gives the same result, and a
 refused one is marked "illegal" with its reason.
 
-One journal, one bridge: opening takes an exclusive lock (flock on `<journal>.lock`,
-which holds the owner's pid), so a second bridge on the same file stops at once with
-one line naming the file and the first bridge's pid. The journal, its WAL and the lock
-are created 0600: they hold the page codes and every placement. The schema's version
-is PRAGMA user_version; an older journal is migrated when it is opened (MIGRATIONS).
+One journal, one bridge: opening takes an exclusive lock, and the files are created 0600
+(journallock.py). The schema's version is PRAGMA user_version; an older journal is migrated
+when it is opened (journalschema.py, which also builds the batch's multi-row INSERTs).
 A row SQLite cannot store (an integer of 2^63 or more) is stored with that number as
 text rather than stopping the batch it is in: the journal keeps what came.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -37,8 +33,22 @@ import sqlite3
 import threading
 import time
 
-from battlement.errors import UserError
-from battlement.table.tokens import new_code, weak
+# JournalInUse and VERSION are not used here: they are imported from here, as before the split (noqa).
+from battlement.table.journallock import (
+    JournalInUse,  # noqa: F401  (what Journal() raises when another bridge has the file)
+    create_private,
+    drop_lock,
+    take_lock,
+)
+from battlement.table.journalschema import (
+    EVENT_COLS,
+    INPUT_COLS,
+    VERSION,  # noqa: F401  (the schema this code writes)
+    chunks,
+    insert_sql,
+    migrate,
+    one_row,
+)
 
 log = logging.getLogger("battlement.journal")
 
@@ -53,144 +63,8 @@ WAL_HOLD = 1000  # pages (SQLite's own autocheckpoint): a WAL this long that a c
 # WAL), against 30 us in runs of two games; with 1 KiB pages 33 us (0.8 KB) against 28 us. Set on a new
 # journal only: an existing one keeps its pages (SQLite changes them only by rewriting the file).
 PAGE_SIZE = 1024
-ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables; a power of 2)
-EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
-INPUT_COLS = "game_id, n, source, input, status, reason, at"
 _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per json.dumps(sort_keys=True) call
 SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
-VERSION = 2  # the schema this code writes (PRAGMA user_version)
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS games (
-    id INTEGER PRIMARY KEY,
-    tbl TEXT NOT NULL,
-    game TEXT NOT NULL,
-    options TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    codes TEXT NOT NULL,          -- private-page code per side
-    started REAL NOT NULL,
-    finished REAL,
-    winner TEXT,
-    summary TEXT
-);
-CREATE TABLE IF NOT EXISTS inputs (
-    game_id INTEGER NOT NULL,
-    n INTEGER NOT NULL,
-    source TEXT NOT NULL,         -- sensor object, page, side page, timeout
-    input TEXT NOT NULL,
-    status TEXT NOT NULL,         -- pending (journalled: applied, or to apply on replay), illegal, undone
-    reason TEXT,
-    at REAL NOT NULL,
-    PRIMARY KEY (game_id, n)
-);
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY,
-    tbl TEXT NOT NULL,
-    board TEXT NOT NULL,
-    boot INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    sensor TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    value INTEGER NOT NULL,
-    object TEXT,                  -- the game object, NULL if the sensor is not on the map
-    outcome TEXT,                 -- input n, ignored, unmapped, illegal: reason
-    at REAL NOT NULL
-);
--- the host page's open questions about breaks a board could not time (few rows: found at start without a scan)
-CREATE INDEX IF NOT EXISTS events_asked ON events (tbl) WHERE outcome = 'asked';
-CREATE TABLE IF NOT EXISTS progress (
-    tbl TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (tbl, key)
-);
-"""
-
-
-def _strong_codes(db: sqlite3.Connection) -> None:
-    """v0 -> v1: side codes were 6 characters (about 30 bits); unfinished games get 72-bit ones."""
-    for gid, codes in db.execute("SELECT id, codes FROM games WHERE finished IS NULL").fetchall():
-        old = json.loads(codes)
-        new = {side: (new_code() if weak(code) else code) for side, code in old.items()}
-        if new != old:
-            db.execute("UPDATE games SET codes=? WHERE id=?", (json.dumps(new, sort_keys=True), gid))
-
-
-def _blind_answers(db: sqlite3.Connection) -> None:
-    """v1 -> v2: answers to blind questions are journalled from now on; one asked before may have been
-    answered "no" without a trace, and a restart must not ask it again."""
-    db.execute("UPDATE events SET outcome='asked (an answer was not journalled then)' WHERE outcome='asked' "
-               "AND kind='blind'")
-
-
-# version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
-MIGRATIONS = {1: _strong_codes, 2: _blind_answers}
-
-
-def _create_private(path: str) -> None:
-    """The journal file exists and only its owner may read it (0600, also if an older one was 0644)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        if os.fstat(fd).st_uid == os.getuid():
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    for extra in ("-wal", "-shm"):  # SQLite gives these the journal's mode, but older ones may be 0644
-        with contextlib.suppress(OSError):
-            os.chmod(path + extra, 0o600)
-
-
-class JournalInUse(UserError):
-    """Another bridge has the journal open."""
-
-
-def _lock(path: str) -> int:
-    """Take the journal's lock for this process (released when it exits, however it exits)."""
-    lock = path + ".lock"
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        try:
-            other = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-        finally:
-            os.close(fd)
-        raise JournalInUse("journal %s is in use by another bridge (pid %s); stop that one, or give this one "
-                           "its own --journal" % (path, other)) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, b"%d\n" % os.getpid(), 0)
-    return fd
-
-
-def _chunks(n: int) -> list[int]:
-    """n rows as INSERTs of power-of-two sizes up to ROWS_PER_INSERT (71 = 64 + 4 + 2 + 1). A statement
-    of every size n would fill sqlite3's cache of prepared statements (128) under overload, where
-    batch sizes vary, and preparing a statement of 256 rows costs more than inserting them."""
-    out = [ROWS_PER_INSERT] * (n // ROWS_PER_INSERT)
-    n %= ROWS_PER_INSERT
-    size = ROWS_PER_INSERT
-    while n:
-        while size > n:
-            size >>= 1
-        out.append(size)
-        n -= size
-    return out
-
-
-_SQL: dict[tuple, str] = {}
-
-
-def _one(cols: str) -> str:
-    """One row's placeholders for these columns: "(?,?,?)"."""
-    return "(%s)" % ",".join("?" * (cols.count(",") + 1))
-
-
-def _insert_sql(name: str, cols: str, one: str, rows: int) -> str:
-    key = (name, rows)
-    sql = _SQL.get(key)
-    if sql is None:
-        sql = _SQL[key] = "INSERT INTO %s (%s) VALUES %s" % (name, cols, ",".join([one] * rows))
-    return sql
 
 
 class Journal:
@@ -200,8 +74,8 @@ class Journal:
         self._lock_fd: int | None = None
         if path != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            self._lock_fd = _lock(path)
-            _create_private(path)
+            self._lock_fd = take_lock(path)
+            create_private(path)
         try:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA page_size=%d" % PAGE_SIZE)  # before the first table: a new file only
@@ -210,7 +84,7 @@ class Journal:
             self.db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer does it
             # a WAL started over is cut back to this: its size then tells how much it holds again
             self.db.execute("PRAGMA journal_size_limit=%d" % WAL_BUSY)
-            self._migrate()
+            migrate(self.db, self.path)
         except BaseException:
             self._unlock()
             raise
@@ -237,30 +111,9 @@ class Journal:
             self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="journal-checkpoint", daemon=True)
             self._checkpointer.start()
 
-    def _migrate(self) -> None:
-        (version,) = self.db.execute("PRAGMA user_version").fetchone()
-        if version > VERSION:
-            raise UserError("journal %s was written by a newer Battlement (schema %d; this one knows up to %d): "
-                            "upgrade, or give --journal another file" % (self.path, version, VERSION))
-        fresh = self.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='games'").fetchone()[0] == 0
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in SCHEMA.split(";"):  # one by one: executescript would commit first
-                if statement.strip():
-                    self.db.execute(statement)
-            if not fresh:
-                for v in range(version + 1, VERSION + 1):
-                    MIGRATIONS[v](self.db)
-                    log.info("journal %s migrated to schema %d", self.path, v)
-            self.db.execute("PRAGMA user_version=%d" % VERSION)
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-
     def _unlock(self) -> None:
         if self._lock_fd is not None:
-            os.close(self._lock_fd)  # closing the descriptor drops the flock
+            drop_lock(self._lock_fd)
             self._lock_fd = None
 
     def begin(self) -> None:
@@ -290,20 +143,20 @@ class Journal:
         for name, cols, rows in (("events", EVENT_COLS, self._events), ("inputs", INPUT_COLS, self._inputs)):
             if not rows:
                 continue
-            one = _one(cols)
+            one = one_row(cols)
             i = 0
-            for size in _chunks(len(rows)):
+            for size in chunks(len(rows)):
                 chunk = rows[i:i + size]
                 i += size
                 try:
-                    self.db.execute(_insert_sql(name, cols, one, size), [v for row in chunk for v in row])
+                    self.db.execute(insert_sql(name, cols, one, size), [v for row in chunk for v in row])
                 except (OverflowError, sqlite3.Error):  # one row SQLite refuses: find it, keep the others
                     for row in chunk:
                         self._insert_one(name, cols, one, row)
             rows.clear()
 
     def _insert_one(self, name: str, cols: str, one: str, row: list) -> None:
-        sql = _insert_sql(name, cols, one, 1)
+        sql = insert_sql(name, cols, one, 1)
         try:
             self.db.execute(sql, row)
             return
@@ -452,7 +305,7 @@ class Journal:
         if self.in_batch:
             self._inputs.append(row)
         else:
-            self.db.execute(_insert_sql("inputs", INPUT_COLS, _one(INPUT_COLS), 1), row)
+            self.db.execute(insert_sql("inputs", INPUT_COLS, one_row(INPUT_COLS), 1), row)
         if own:
             self.commit()
         return n
@@ -512,7 +365,7 @@ class Journal:
         if self.in_batch:
             self._events.append(row)
         else:
-            self.db.execute(_insert_sql("events", EVENT_COLS, _one(EVENT_COLS), 1), row)
+            self.db.execute(insert_sql("events", EVENT_COLS, one_row(EVENT_COLS), 1), row)
         return row
 
     def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> None:

@@ -4,6 +4,10 @@ One Session per table. Everything runs on the bridge's event loop (no locks).
 The order for every input is: write it to the journal, apply it, settle it
 (ok / illegal with the reason), then send effects. A refused input leaves the
 game untouched, is counted, and its reason goes to the page.
+
+Session plays the inputs here; what is asked or shown beside them is in mixins it inherits:
+the host page's questions about blind breaks (blind.py), the progress between games and a new
+game's options (options.py), and what each page may see (views.py).
 """
 
 from __future__ import annotations
@@ -20,13 +24,16 @@ from battlement.errors import UserError
 from battlement.link.messages import Event, Led
 from battlement.link.wire import BLIND
 from battlement.table.adapter import OFF, adapter_for
+from battlement.table.blind import KEEP_BLIND, BlindQuestions
 from battlement.table.calls import Silence, Speaker, ranks
 from battlement.table.effects import Effects
 from battlement.table.journal import Journal
-from battlement.table.maps import TableMap, required_objects
+from battlement.table.maps import TableMap
 from battlement.table.matchlog import Match
+from battlement.table.options import GameOptions
 from battlement.table.router import Router
-from battlement.table.tokens import new_code, same
+from battlement.table.tokens import new_code
+from battlement.table.views import Views, sides_of
 from shared_rules.engine import Illegal
 
 log = logging.getLogger("battlement.table")
@@ -35,21 +42,9 @@ KEEP_NOTES = 30  # recent notices and private messages kept for a page that conn
 # the events the broker dropped made dozens of refusals a second a table, each a log line (20,000 in
 # four minutes of the soak). The page's notices, the counters and the journal keep every one.
 REFUSED_LOG_EVERY = 1.0
-KEEP_BLIND = 20  # open questions about breaks a board could not time (the oldest go first, counted)
 
 
-def sides_of(match: Match) -> list[str]:
-    """The sides or players who get a private page."""
-    sides = getattr(match.game, "SIDES", None)
-    if sides:
-        return sorted(sides)
-    players = match.state.get("players")
-    if isinstance(players, list):
-        return [p["id"] if isinstance(p, dict) else str(p) for p in players]
-    return []
-
-
-class Session:
+class Session(BlindQuestions, GameOptions, Views):
     def __init__(self, tmap: TableMap, journal: Journal, sound: Speaker | None = None,
                  send: Callable[[Led], None] | None = None, throw_timeout: float = 0.0):
         self.tmap = tmap
@@ -196,36 +191,6 @@ class Session:
         self.lit, self._drawn, self._touched = {}, None, set()
         self.game_id = 0  # set aside above: the next new game or resume opens its own
 
-    def _unsensed(self, game: str, options: dict) -> list[str]:
-        """The objects a game with these options needs that the table map gives no sensor ([]: a map with none
-        senses nothing, everything is entered on the page)."""
-        if not self.tmap.objects:
-            return []
-        return [o for o in required_objects(game, options) if o not in self.tmap.objects]
-
-    def _progress_options(self, chosen: dict) -> dict:
-        """The options the table's progress gives a new game (what padlocks unlocked), less those chosen."""
-        got = self.adapter.progress_options(self.journal.get_progress(self.table), self.tmap.options)
-        return {k: v for k, v in got.items() if k not in chosen}
-
-    def _table_default(self, mod, key: str):
-        """An option's value when no one chooses it: the table map's, else what the table's progress
-        gives (padlocks), else the rules' default."""
-        if key in self.tmap.options:
-            return self.tmap.options[key]
-        return self._progress_options({}).get(key, mod.OPTIONS[key]["default"])
-
-    def option_specs(self) -> list[dict]:
-        """The game's options for the host's new-game form, in the rules' order: help, choices, the table's
-        default and the value to preselect (this game's; after a game, what the table's progress now gives)."""
-        mod = self.match.game
-        value = dict(self.match.options)
-        if self.match.over:
-            value.update(self._progress_options({}))
-        return [{"key": k, "help": spec.get("help", ""), "default": self._table_default(mod, k),
-                 "choices": None if spec.get("choices") is None else list(spec["choices"]), "value": value.get(k)}
-                for k, spec in mod.OPTIONS.items()]
-
     # --- inputs ----------------------------------------------------------------------
 
     def sensed(self, ev: Event, at: float | None = None, source: str | None = None) -> dict:
@@ -256,61 +221,6 @@ class Session:
         reply = {"ok": True, "message": ""}
         for inp in inputs:
             reply = self.apply(inp, source=source or "sensor %s" % obj, event=(self.table, ev, obj))
-        return reply
-
-    def _ask_blind(self, ev: Event, obj: str, note: str) -> dict:
-        """A beam's break its board could not time: never a ball by itself; the host page asks a person
-        (the only one who saw it), and only the host page: a question about a sensor is not the players'."""
-        self.journal.write_event(self.table, ev, obj, "asked")  # open until close_question()
-        self._question(ev, obj)
-        while len(self.blind) > KEEP_BLIND:
-            gone = self.blind.pop(0)
-            self._close_blind(self._blind_events.pop(gone["id"]), "unanswered: more than %d questions open"
-                              % KEEP_BLIND)
-            self.counters["blind-unanswered"] = self.counters.get("blind-unanswered", 0) + 1
-        self._changed()
-        return {"ok": True, "message": "asked: " + note}
-
-    def _question(self, ev: Event, obj: str) -> None:
-        """Put the question about a blind break to the host page (asked now, or still open at a restart)."""
-        qid = "%s-%x-%d" % (ev.board, ev.boot, ev.seq)  # the event's own name: a board's seq is once per boot
-        if qid in self._blind_events:
-            return
-        text = "%s (%s, %s): the board was collecting memory for %d ms and a break there could not be timed. " \
-               "Was it a ball?" % (ev.sensor, self.match.game.TITLE, obj, ev.value)
-        self.blind.append({"id": qid, "object": obj, "board": ev.board, "sensor": ev.sensor, "ms": ev.value,
-                           "ask": text})
-        self._blind_events[qid] = ev
-
-    def _close_blind(self, ev: Event, outcome: str) -> None:
-        self.journal.close_question(self.table, ev.board, ev.boot, ev.seq, outcome)
-
-    def _drop_blind(self, why: str) -> None:
-        """The open questions go unanswered (another game now): never asked again, after a restart neither."""
-        for ev in self._blind_events.values():
-            self._close_blind(ev, "unanswered: " + why)
-        self.blind, self._blind_events = [], {}
-
-    def answer_blind(self, qid, ball: bool, source: str = "host page") -> dict:
-        """The host's answer to a blind question: yes plays exactly what the sensor's ball would have
-        (the adapter's own sense path, journalled, undoable); no dismisses it. Either is journalled, so
-        a restart asks again only what no one answered."""
-        ev = self._blind_events.pop(qid, None) if isinstance(qid, str) else None
-        if ev is None:
-            return {"ok": False, "message": "no open question %r about an untimed break (answered already?)" % (qid,)}
-        self.blind = [q for q in self.blind if q["id"] != qid]
-        key = "blind-yes" if ball else "blind-no"
-        self.counters[key] = self.counters.get(key, 0) + 1
-        if not ball:
-            self._close_blind(ev, "answered: no ball")
-            self._changed()
-            return {"ok": True, "message": ""}
-        ball_ev = Event(ev.table, ev.board, ev.boot, ev.seq, ev.sensor, "beam", 1, ev.t_us, ev.width_us)
-        # The ball's event and input are one commit, and that event alone settles the question on a
-        # restart (Journal.open_questions); the mark after it says so in words.
-        reply = self.sensed(ball_ev, source="%s (a ball on %s, untimed)" % (source, ev.sensor))
-        self._close_blind(ev, "answered: a ball")
-        self._changed()
         return reply
 
     def _paused_note(self, obj: str) -> None:
@@ -538,25 +448,6 @@ class Session:
         self._note(summary + ".")
         self.between = self.adapter.progress_question(self.match.state, self.journal.get_progress(self.table))
 
-    def _answer_between(self, inp: dict, source: str) -> dict:
-        """The players' answer to the question between games (which padlock to tick)."""
-        between = self.between or {}
-        if inp not in between.get("choices", []):
-            self.counters["illegal"] += 1
-            return {"ok": False, "message": "the game is over: %s" % between.get("ask", "start a new game"), "n": 0}
-        try:
-            progress, said = self.adapter.progress_answer(self.match.state, self.journal.get_progress(self.table), inp)
-        except (Illegal, ValueError) as e:
-            self.counters["illegal"] += 1
-            return {"ok": False, "message": str(getattr(e, "reason", e)), "n": 0}
-        for key in sorted(progress):
-            self.journal.set_progress(self.table, key, progress[key])
-        self.between = None
-        self._note(said, kind="say")
-        self.sound.say(said)
-        self._changed()
-        return {"ok": True, "message": "", "n": 0}
-
     def _note(self, text: str, kind: str = "info") -> None:
         if kind == "illegal":
             left, at = self._refused_log
@@ -579,87 +470,6 @@ class Session:
     def _changed(self, fx: list | None = None) -> None:
         for fn in list(self.listeners):
             fn(self, fx or [])
-
-    # --- what each page may see --------------------------------------------------------
-
-    # Every page gets only projections the game made for its viewer (the adapter's words, the rules'
-    # views): the public one (scoreboard, /api/state, and the host page in view of the players), a
-    # side's own, and the host's controls, which add only what the game calls public.
-
-    def _prompts(self, viewer) -> list[dict]:
-        out = [q for q in (self.adapter.prompt_for(p, viewer) for p in self.prompts) if q is not None]
-        if self.between is not None and self.match.over:
-            out.append({"to": None, "ask": self.between["ask"]})
-        return out
-
-    def public(self) -> dict:
-        """The scoreboard: public view, public notices, prompts to everyone. Never a secret."""
-        return {
-            "table": self.table, "title": self.match.game.TITLE, "game": self.match.game.NAME,
-            "view": self.match.view(None), "notices": self.notices, "paused": self.paused,
-            "prompts": self._prompts(None),
-            "sides": sorted(self.codes),
-        }
-
-    def for_host(self) -> dict:
-        legal = self.match.legal()
-        sensed = set(getattr(self.match.game, "SENSED", ()))
-        decisions = self.adapter.host_decisions(self.match.state, [i for i in legal if i.get("t") not in sensed])
-        if self.between is not None and self.match.over:
-            decisions = decisions + list(self.between["choices"])
-        out = self.public()
-        out.update({
-            "codes": self.codes, "counters": self._all_counters(),
-            "sensed": [i for i in legal if i.get("t") in sensed or self.sensor_for(i)][:200],
-            "decisions": decisions[:200],
-            "options": self.match.options, "option_specs": self.option_specs(),
-            "history": self.journal.history(self.table, 5),
-            "waiting": self.match.awaiting(),
-            "timeout": self.timeout_input(),  # what the host's timeout button enters now (None: no button)
-            "previous": self._previous_words(),
-            "paused_sensed": self.paused_sensed if self.paused else None,
-            # every question in words, as the game words it for the host
-            "prompts": self._prompts("host"),
-            "blind": self.blind,  # breaks a board could not time: a question for the host alone
-        })
-        return out
-
-    def _previous_words(self) -> dict | None:
-        """The game "Resume the previous game" takes up again, for the host page's button."""
-        p = self.previous
-        if p is None:
-            return None
-        try:
-            title = shared_rules.load(p["game"]).TITLE
-        except KeyError:
-            return None
-        return {"game": p["game"], "title": title, "summary": p["summary"], "started": p["started"],
-                "here": p["game"] == self.tmap.game}
-
-    def for_side(self, side: str) -> dict:
-        legal = self.match.legal()
-        view = self.match.view(side)
-        out = self.public()
-        out.update({
-            "side": side, "view": view, "private": self.adapter.private_notes(view, side, self.private.get(side, [])),
-            "decisions": [i for i in legal if i.get("by") == side][:300],
-            "prompts": self._prompts(side),
-        })
-        return out
-
-    def check_code(self, side: str, code: str | None) -> None:
-        if side not in self.codes:
-            raise UserError("table %s has no side %r (sides: %s)" % (self.table, side, ", ".join(sorted(self.codes))))
-        if not same(code, self.codes[side]):
-            raise UserError("the private page of %s needs its code, shown on the host page" % side)
-
-    def _all_counters(self) -> dict:
-        out = dict(self.counters)
-        for k, v in self.router.counters.items():
-            out["router." + k] = v
-        for k, v in self.sound.counters.items():
-            out["sound." + k] = v
-        return out
 
     # the host page's own action names, kept for pages that still send them
     miss_input = timeout_input

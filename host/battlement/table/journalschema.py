@@ -1,0 +1,144 @@
+"""The journal's schema: its tables, its version, the migrations of older journals, and the INSERTs.
+
+The schema's version is PRAGMA user_version; an older journal is migrated when it is opened
+(MIGRATIONS), in one transaction with its new version. The multi-row INSERTs a batch is written with
+are built here from the tables' columns. Kept apart from journal.py, which writes and reads the games:
+what the file looks like changes seldom and on its own (a new VERSION, one more step in MIGRATIONS).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+
+from battlement.errors import UserError
+from battlement.table.tokens import new_code, weak
+
+log = logging.getLogger("battlement.journal")
+
+ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables; a power of 2)
+EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
+INPUT_COLS = "game_id, n, source, input, status, reason, at"
+VERSION = 2  # the schema this code writes (PRAGMA user_version)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    tbl TEXT NOT NULL,
+    game TEXT NOT NULL,
+    options TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    codes TEXT NOT NULL,          -- private-page code per side
+    started REAL NOT NULL,
+    finished REAL,
+    winner TEXT,
+    summary TEXT
+);
+CREATE TABLE IF NOT EXISTS inputs (
+    game_id INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    source TEXT NOT NULL,         -- sensor object, page, side page, timeout
+    input TEXT NOT NULL,
+    status TEXT NOT NULL,         -- pending (journalled: applied, or to apply on replay), illegal, undone
+    reason TEXT,
+    at REAL NOT NULL,
+    PRIMARY KEY (game_id, n)
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    tbl TEXT NOT NULL,
+    board TEXT NOT NULL,
+    boot INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    sensor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    object TEXT,                  -- the game object, NULL if the sensor is not on the map
+    outcome TEXT,                 -- input n, ignored, unmapped, illegal: reason
+    at REAL NOT NULL
+);
+-- the host page's open questions about breaks a board could not time (few rows: found at start without a scan)
+CREATE INDEX IF NOT EXISTS events_asked ON events (tbl) WHERE outcome = 'asked';
+CREATE TABLE IF NOT EXISTS progress (
+    tbl TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (tbl, key)
+);
+"""
+
+
+def _strong_codes(db: sqlite3.Connection) -> None:
+    """v0 -> v1: side codes were 6 characters (about 30 bits); unfinished games get 72-bit ones."""
+    for gid, codes in db.execute("SELECT id, codes FROM games WHERE finished IS NULL").fetchall():
+        old = json.loads(codes)
+        new = {side: (new_code() if weak(code) else code) for side, code in old.items()}
+        if new != old:
+            db.execute("UPDATE games SET codes=? WHERE id=?", (json.dumps(new, sort_keys=True), gid))
+
+
+def _blind_answers(db: sqlite3.Connection) -> None:
+    """v1 -> v2: answers to blind questions are journalled from now on; one asked before may have been
+    answered "no" without a trace, and a restart must not ask it again."""
+    db.execute("UPDATE events SET outcome='asked (an answer was not journalled then)' WHERE outcome='asked' "
+               "AND kind='blind'")
+
+
+# version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
+MIGRATIONS = {1: _strong_codes, 2: _blind_answers}
+
+
+def migrate(db: sqlite3.Connection, path: str) -> None:
+    """Bring the journal to this schema (VERSION): create what is missing, then migrate an older one."""
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    if version > VERSION:
+        raise UserError("journal %s was written by a newer Battlement (schema %d; this one knows up to %d): "
+                        "upgrade, or give --journal another file" % (path, version, VERSION))
+    fresh = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='games'").fetchone()[0] == 0
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in SCHEMA.split(";"):  # one by one: executescript would commit first
+            if statement.strip():
+                db.execute(statement)
+        if not fresh:
+            for v in range(version + 1, VERSION + 1):
+                MIGRATIONS[v](db)
+                log.info("journal %s migrated to schema %d", path, v)
+        db.execute("PRAGMA user_version=%d" % VERSION)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def chunks(n: int) -> list[int]:
+    """n rows as INSERTs of power-of-two sizes up to ROWS_PER_INSERT (71 = 64 + 4 + 2 + 1). A statement
+    of every size n would fill sqlite3's cache of prepared statements (128) under overload, where
+    batch sizes vary, and preparing a statement of 256 rows costs more than inserting them."""
+    out = [ROWS_PER_INSERT] * (n // ROWS_PER_INSERT)
+    n %= ROWS_PER_INSERT
+    size = ROWS_PER_INSERT
+    while n:
+        while size > n:
+            size >>= 1
+        out.append(size)
+        n -= size
+    return out
+
+
+_SQL: dict[tuple, str] = {}
+
+
+def one_row(cols: str) -> str:
+    """One row's placeholders for these columns: "(?,?,?)"."""
+    return "(%s)" % ",".join("?" * (cols.count(",") + 1))
+
+
+def insert_sql(name: str, cols: str, one: str, rows: int) -> str:
+    key = (name, rows)
+    sql = _SQL.get(key)
+    if sql is None:
+        sql = _SQL[key] = "INSERT INTO %s (%s) VALUES %s" % (name, cols, ",".join([one] * rows))
+    return sql
+
