@@ -178,6 +178,25 @@ def folder_edges(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
     return edges
 
 
+def reduced(edges: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The arrows worth drawing: a -> c is left out when a reaches c through another of its arrows."""
+    succ: dict[str, set[str]] = {}
+    for a, b in edges:
+        succ.setdefault(a, set()).add(b)
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for n in succ.get(todo.pop(), ()):
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return seen
+
+    return {(a, c) for a, c in edges if not any(c in reach(b) for b in succ[a] if b != c)}
+
+
 def picture(graph: dict[str, set[str]] | None = None) -> str:
     """The layers and the way of one event, as two Mermaid drawings (GitHub draws them; they read as text too)."""
     graph = imports() if graph is None else graph
@@ -188,28 +207,30 @@ def picture(graph: dict[str, set[str]] | None = None) -> str:
             leaf = mod.split(".", 2)[2].split(".")[0]
             if not leaf.startswith("_"):
                 mods.setdefault(f, []).append(leaf)
-    lines = ["```mermaid", "flowchart BT"]
-    for i, layer in enumerate(LAYERS):
-        lines.append("  subgraph L%d[\" \"]" % i)
-        lines.append("    direction LR")
+    # ELK lays out the layers with straight arrows; a viewer without it falls back to the default layout
+    lines = ["```mermaid", '%%{init: {"flowchart": {"defaultRenderer": "elk"}} }%%', "flowchart BT"]
+    for layer in LAYERS:
+        if len(layer) > 1:
+            lines.append('  subgraph %s["neighbours: none imports another"]' % "_".join(layer))
         for name in layer:
             inner = sorted(set(mods.get(name, [])))
             label = "<b>%s/</b><br/>%s" % (name, JOBS[name]) if name != "bridge" else "<b>bridge.py</b><br/>%s" % JOBS[name]
             if inner:
                 label += "<br/><i>%s</i>" % " · ".join(inner)
-            lines.append('    %s["%s"]' % (name, label))
-        lines.append("  end")
-    for a, b in sorted(folder_edges(graph)):
+            lines.append('  %s%s["%s"]' % ("  " if len(layer) > 1 else "", name, label))
+        if len(layer) > 1:
+            lines.append("  end")
+    for a, b in sorted(reduced(folder_edges(graph))):
         lines.append("  %s --> %s" % (a, b))
     lines.append("```")
     lines.append("")
     lines.append("```mermaid")
-    lines.append("flowchart LR")
+    lines.append("flowchart TD")
     lines.append('  board(["a board: a ball breaks a beam"])')
     prev = "board"
     for i, (mod, what) in enumerate(EVENT_PATH, 1):
         node = "s%d" % i
-        lines.append('  %s["%d. <b>%s</b><br/>%s"]' % (node, i, mod, what))
+        lines.append('  %s["%d. <b>%s</b>: %s"]' % (node, i, mod, what))
         lines.append("  %s --> %s" % (prev, node))
         prev = node
     lines.append("```")
