@@ -22,6 +22,17 @@
     return (PONG_STEPS[st.k] || "decide") + ".";
   }
 
+  // A tower as the rules have it: "up" stands (a Princess's or King's tower stays up when the ball takes
+  // its character, and the crown under it is then exposed), "box" has fallen to the rampart, "hand" has
+  // fallen and waits for its character's power, "roof" and "guard" lie on another tower.
+  const exposed = (tv) => tv.status === "up" && !!tv.crown && !tv.character;
+  const TOWER_WORDS = { up: "standing", box: "fallen", hand: "fallen (its power uses it next)", roof: "a roof on ", guard: "stacked on " };
+  function towerWords(tv) {
+    if (exposed(tv)) return "standing, crown exposed";
+    const w = TOWER_WORDS[tv.status] || tv.status;
+    return w + (tv.on ? tv.on : "") + (tv.status === "up" && tv.was ? ", empty" : "");
+  }
+
   function pongBoard(v, box) {
     // once the game is over the headline says who won: no phase of a battle that has ended
     if (!v.over) {
@@ -40,6 +51,8 @@
       add(card, "h3", cap(s) + " kingdom");
       stat(card, "crowns captured", sv.crowns_captured + " of " + v.crowns_to_win, "crowns");
       stat(card, "towers standing", up + " of " + names.length, "towers");
+      const bare = names.filter((t) => exposed(towers[t])).sort();
+      if (bare.length) stat(card, bare.length > 1 ? "crowns exposed" : "crown exposed", bare.join(", "), "warn");
       if (v.phase === "place") stat(card, "set-up", sv.ready ? "ready" : "placing");
       if (sv.trap_hidden) stat(card, "trap", "hidden somewhere");
       if (sv.bitten) stat(card, "bitten", "throws with the other hand");
@@ -48,7 +61,7 @@
   }
 
   // Each kingdom as a grid of towers; a destroyed tower shows the character it held ("was"), a
-  // standing one only what this page may know.
+  // standing one only what this page may know; an exposed crown stands in its tower, drawn apart.
   function pongTable(v, box) {
     const sides = v.sides || {};
     Object.keys(sides).sort().forEach((s) => {
@@ -61,19 +74,21 @@
         const row = add(g, "div", undefined, "grid-row");
         rows[r].forEach((t) => {
           const tv = towers[t];
-          const down = tv.was !== undefined || tv.status === "box";
-          const c = add(row, "span", t + (tv.character ? " " + tv.character : tv.was ? " " + tv.was : "") + (tv.crown ? " \u265b" : ""),
-            "tower " + s + (down ? " down" : ""));
-          c.dataset.tower = s + "." + t; c.dataset.state = down ? "down" : tv.status;
-          c.title = cap(s) + " tower " + t + ": " + (down ? "fallen" : tv.status === "up" ? "standing" : tv.status) + (tv.was ? " (held the " + tv.was + ")" : "") +
-            (tv.crown ? ", a crown" : "");
+          const down = tv.status !== "up", bare = exposed(tv);
+          const c = add(row, "span", t + (tv.character ? " " + tv.character : tv.was && down ? " " + tv.was : "") + (tv.crown ? " \u265b" : ""),
+            "tower " + s + (down ? " down" : bare ? " exposed" : ""));
+          if (down || bare) add(c, "span", ": " + towerWords(tv), "sr-only");  // what the look says, to a screen reader
+          c.dataset.tower = s + "." + t; c.dataset.state = down ? "down" : bare ? "exposed" : tv.status;
+          c.title = cap(s) + " tower " + t + ": " + towerWords(tv) + (tv.was ? " (held the " + tv.was + ")" : "") +
+            (tv.crown && !bare ? ", a crown" : "");
         });
       });
     });
   }
 
   const legend = [{ mark: "A1", cls: "red", text: "Red's towers" }, { mark: "A1", cls: "blue", text: "Blue's towers" },
-    { mark: "A1", cls: "down", text: "a fallen tower" }, { mark: "\u265b", cls: "plain", text: "a crown" }];
+    { mark: "A1", cls: "down", text: "a fallen tower" }, { mark: "\u265b", cls: "exposed", text: "a crown exposed (its tower stands)" },
+    { mark: "\u265b", cls: "plain", text: "a crown" }];
 
   B.register("medieval-pong", { board: pongBoard, table: pongTable, ask: pongAsk, legend: legend,
     timeoutWords: () => "missed (no ball in)", sensorWords: { ball: "ball into", tilt: "roof tips over" } });

@@ -2,7 +2,10 @@
 // Loaded by the page shell (host/battlement/static/page.js) as /games/ringo.js; it renders only what
 // the bridge sent this page, which the rules made for this viewer.
 // A move is played by tapping a piece and then where it goes (or with the keyboard: Tab to a piece,
-// Enter, Tab to a gold cell, Enter); the moves are also listed as buttons.
+// Enter, Tab to a gold cell, Enter); the moves are also listed as buttons. On a phone the rings are
+// too small for a finger (a cell 29 px on a 390 px screen), so while this page may move the board is
+// drawn bigger, each cell's hit area 44 px across, in a frame that scrolls sideways and shows the
+// pieces that can move, then the one picked up and where it may go.
 (function () {
   "use strict";
   const B = window.Battlement;
@@ -32,14 +35,22 @@
   }
 
   let picked = null;  // the cell of the piece tapped, waiting for where it goes
+  let panned = null;  // how far the zoomed board was scrolled sideways, kept across redraws
+
+  // A cell's centre on the drawing: ring r at radius 10 + 20 r, slice i at i * 45 degrees from the top.
+  const SLICES = "nabcdefg", HALF = 134;  // the drawing is 2 * HALF across
+  function centre(cell) {
+    if (cell === "castle") return [0, 0];
+    const a = (SLICES.indexOf(cell[0]) * 45 - 90) * Math.PI / 180, rad = 10 + Number(cell.slice(1)) * 20;
+    return [rad * Math.cos(a), rad * Math.sin(a)];
+  }
 
   // Five rings of eight slices around the castle; slice n (the Neutral Zone) at the top, clockwise.
   function ringoRings(v) {
     const svg = document.createElementNS(SVG, "svg");
-    svg.setAttribute("viewBox", "-134 -134 268 268"); svg.setAttribute("class", "ring");
+    svg.setAttribute("viewBox", [-HALF, -HALF, 2 * HALF, 2 * HALF].join(" ")); svg.setAttribute("class", "ring");
     svg.setAttribute("role", "group"); svg.setAttribute("aria-label", "the Ringo board");
     const mk = (tag, attrs, parent) => { const e = document.createElementNS(SVG, tag); Object.keys(attrs).forEach((k) => e.setAttribute(k, attrs[k])); (parent || svg).appendChild(e); return e; };
-    const slices = "nabcdefg";
     const moves = movesNow();
     const from = {};
     moves.forEach((m) => { (from[m.inp.from] = from[m.inp.from] || []).push(m); });
@@ -67,12 +78,12 @@
     svg.insertBefore(nz, svg.firstChild);
     for (let i = 0; i < 8; i++) {
       for (let r = 1; r <= 5; r++) {
-        const name = slices[i] + r, a = (i * 45 - 90) * Math.PI / 180, rad = 10 + r * 20;
-        const x = rad * Math.cos(a), y = rad * Math.sin(a);
+        const name = SLICES[i] + r, [x, y] = centre(name);
         const who_ = (v.cells || {})[name];
         const g = mk("g", { "data-cell": name, "data-piece": who_ || "" });
         mk("title", {}, g).textContent = name + (who_ ? ": " + SIDE_WORD[who_] : ": empty");
-        mk("circle", { cx: x, cy: y, r: 11, class: "hit-area" }, g);
+        // 9.6 of the 10 between two rings: neighbours' hit areas never overlap, and zoomed they are 44 px
+        mk("circle", { cx: x, cy: y, r: 9.6, class: "hit-area" }, g);
         // the two sides differ in shape and letter as well as colour: attackers round "A", defenders square "D"
         if (who_ === "defenders") mk("rect", { x: x - 8, y: y - 8, width: 16, height: 16, rx: 2, class: "piece " + who_ }, g);
         else mk("circle", { cx: x, cy: y, r: who_ ? 8.5 : 2.5, class: who_ ? "piece " + who_ : "cell" }, g);
@@ -86,27 +97,39 @@
         }
       }
       const a = (i * 45 - 90) * Math.PI / 180;
-      mk("text", { x: 128 * Math.cos(a), y: 128 * Math.sin(a) + 4, class: "slice" }).textContent = slices[i];
+      mk("text", { x: 128 * Math.cos(a), y: 128 * Math.sin(a) + 4, class: "slice" }).textContent = SLICES[i];
     }
     const c = mk("g", { "data-cell": "castle" });
+    mk("circle", { r: 18, class: "hit-area" }, c);
     mk("circle", { r: 18, class: "castle" }, c);
     mk("text", { y: 5, class: "castle-count" }, c).textContent = String(v.castle || 0);
     mk("title", {}, c).textContent = "castle: " + (v.castle || 0) + " attackers in";
     if (dest.castle) { c.classList.add("dest"); tappable(c, "move the attacker from " + picked + " into the castle", play(dest.castle)); }
-    return { svg: svg, moves: moves.length };
+    // what the zoomed board shows: the piece picked up and where it may go, else the pieces that can move
+    return { svg: svg, moves: moves.length, shown: picked ? [picked].concat(Object.keys(dest)) : Object.keys(from) };
   }
 
   // After a re-render the focus goes back to the cell the keyboard was on.
   function focusAfter(cell) {
     const g = document.querySelector('svg.ring [data-cell="' + cell + '"]');
-    if (g && g.focus) g.focus();
+    if (g && g.focus) g.focus({ preventScroll: true });  // the zoomed board scrolls to it itself
   }
 
   function ringoTable(v, box) {
     const drawn = ringoRings(v);
-    if (drawn.moves) add(box, "p", picked ? "Now tap a gold cell where the piece goes (or the piece again to put it back)."
-      : "Your move: tap one of your pieces (white ring), then where it goes.", "move-help");
-    box.appendChild(drawn.svg);
+    if (drawn.moves) add(box, "p", (picked ? "Now tap a gold cell where the piece goes (or the piece again to put it back)."
+      : "Your move: tap one of your pieces (white ring), then where it goes.") + (B.phone ? " Swipe the board sideways to see all of it." : ""), "move-help");
+    // the frame scrolls only where page.css zooms the board (a phone): elsewhere it fits, and stays put
+    const frame = add(box, "div", undefined, "ring-frame" + (drawn.moves ? " zoom" : ""));
+    frame.appendChild(drawn.svg);
+    if (!drawn.moves) { panned = null; return; }
+    const scale = drawn.svg.getBoundingClientRect().width / (2 * HALF);
+    if (picked || panned === null) {
+      const xs = drawn.shown.map((cell) => centre(cell)[0]);
+      panned = ((Math.min.apply(null, xs) + Math.max.apply(null, xs)) / 2 + HALF) * scale - frame.clientWidth / 2;
+    }
+    frame.scrollLeft = panned;
+    frame.addEventListener("scroll", () => { panned = frame.scrollLeft; });
   }
 
   function ringoLabel(inp) {

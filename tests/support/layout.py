@@ -24,11 +24,14 @@ FACTS_JS = r"""
   }
   const shown = (e) => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
     return r.width > 0 && r.height > 0 && s.visibility !== "hidden" && !e.closest("[hidden], details:not([open]) > :not(summary), .sr-only"); };
+  // inside a box that scrolls sideways (a zoomed board): that box holds it, the page does not widen
+  const scrolled = (e) => { for (let x = e.parentElement; x && x !== document.body; x = x.parentElement) {
+    if (["auto", "scroll"].indexOf(getComputedStyle(x).overflowX) >= 0) return true; } return false; };
   const texts = [], wide = [];
   document.querySelectorAll("body *").forEach((e) => {
     if (!shown(e)) return;
     const r = e.getBoundingClientRect();
-    if (r.right > W + 1 && getComputedStyle(e).position !== "fixed") wide.push(e.tagName + "#" + e.id + "." + e.className + " right " + Math.round(r.right));
+    if (r.right > W + 1 && getComputedStyle(e).position !== "fixed" && !scrolled(e)) wide.push(e.tagName + "#" + e.id + "." + e.className + " right " + Math.round(r.right));
     const own = Array.from(e.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
     if (!own || e.closest("svg")) return;
     const s = getComputedStyle(e);
@@ -40,13 +43,13 @@ FACTS_JS = r"""
     const fill = rgba(getComputedStyle(e).fill), under = e.closest("[data-cell]") && e.closest("[data-cell]").querySelector(".piece") ? rgba(getComputedStyle(e.closest("[data-cell]").querySelector(".piece")).fill) : backdrop(e.closest("svg"));
     texts.push({ text: "svg " + e.textContent, size: 99, contrast: ratio(over(fill, under), under), tag: "text" });
   });
-  // targets: what a finger presses (buttons, links, inputs, the board's tappable cells)
+  // targets: what a finger presses (buttons, links, inputs, the board's tappable cells), each by its own
+  // box: a checkbox's label takes a tap too, but the box is what a finger aims at
   const targets = [];
   document.querySelectorAll("button, a, select, input, summary, [role=button]").forEach((e) => {
     if (!shown(e)) return;
-    // a checkbox inside its label is pressed anywhere on the label
-    const r = (e.type === "checkbox" || e.type === "radio") && e.closest("label") ? e.closest("label").getBoundingClientRect() : e.getBoundingClientRect();
-    targets.push({ what: (e.getAttribute("aria-label") || e.textContent || e.tagName).trim().slice(0, 40), w: r.width, h: r.height, cell: !!e.closest("svg") });
+    const r = e.getBoundingClientRect();
+    targets.push({ what: (e.getAttribute("aria-label") || e.id || e.textContent || e.tagName).trim().slice(0, 40), w: r.width, h: r.height });
   });
   // meaningful graphics: each game piece against what it stands on
   const graphics = [];
