@@ -130,9 +130,11 @@ def test_a_keyless_client_that_sees_every_byte_can_forge_nothing(mosquitto, tmp_
             await asyncio.to_thread(fw.wait_pixels, lambda px: px[1:] == [BLUE] * 5)
             attacker.down(green)  # signed by the host, same boot: but older than the last command
             attacker.down(raw("led", [BOARD, 999_999_999, "all", "solid", "ff0000", 0], b"0" * 16))
-            await asyncio.sleep(0.5)
-            await asyncio.to_thread(fw.sync)
-            assert fw.pixels()[1:] == [BLUE] * 5
+            # The marker: a genuine command for pixel 5 alone, sent once the broker had taken (and so passed
+            # on) the attacker's; the board reads its commands in order, so when it shows, they were read.
+            await t.send(Led(BOARD, "5", "solid", 0x102030, 0, TABLE))
+            await asyncio.to_thread(fw.wait_pixels, lambda px: px[5] == (0x10, 0x20, 0x30))
+            assert fw.pixels()[1:5] == [BLUE] * 4
         finally:
             attacker.stop()
             fw.stop()

@@ -9,7 +9,7 @@ import os
 import time
 
 import pytest
-from battlement.link.messages import Event
+from battlement.link.messages import Beat, Event
 from battlement.link.transport import MqttTransport, SerialTransport
 from battlement.sim.firmware import FirmwareProcess
 from support.aio import until
@@ -24,10 +24,12 @@ BROKER_CYCLES = 10
 BOARD_HEAP = "300k"
 
 
-def collect(t, got):
+def collect(t, got, beats=None):
     while (m := t.get_nowait()) is not None:
         if isinstance(m, Event):
             got.append((m.boot, m.seq))
+        elif beats is not None and isinstance(m, Beat):
+            beats.append(m)
 
 
 async def replugs(tmp_path, cycles):
@@ -69,8 +71,10 @@ async def replugs(tmp_path, cycles):
             return not board.unacked() and len(got) >= sum(sent.values())
 
         await until(done, 20, "every event applied and acknowledged")
-        await asyncio.sleep(0.2)
-        collect(t, got)
+        # The marker: one more event, on the same line; a copy of an earlier one would come before it.
+        board.event()
+        sent[board.boot] = board.seq
+        await until(lambda: (collect(t, got), (board.boot, board.seq) in got)[-1], 10, "the marker event")
     finally:
         await t.stop()
         board.close()
@@ -127,8 +131,12 @@ async def broker_cycles(tmp_path, cycles, heapsize=None):
             await until(lambda: (collect(t, got), len(got) >= balls.n)[-1], 30, "every ball")
         except AssertionError:
             raise AssertionError("%d of %d balls; %s; %s" % (len(got), balls.n, t.counters, fw.log()[-600:]))
-        await asyncio.sleep(1.5)  # resends after 1 s without an ack would show as doubles now
-        collect(t, got)
+        # The marker: a beat after every ball that says the board holds nothing unacknowledged (its
+        # outbox empty, nothing queued). Nothing is left that it could resend, and what it sent before
+        # the beat (on one topic, at QoS 1, in order) came before it.
+        beats: list = []
+        await until(lambda: (collect(t, got, beats), any(b.outbox == 0 and b.queued == 0 for b in beats))[-1], 30,
+                    "a beat with an empty outbox")
         # Sockets the board forgot to close (on lwIP each is a PCB it runs out of).
         leaked = max(0, open_fds(fw.proc.pid) - fds)
     finally:

@@ -13,6 +13,7 @@ import time
 import paho.mqtt.client as mqtt
 from battlement.link.transport.mqtt import MqttTransport, topic_matches
 from support.aio import until
+from support.procs import settle
 
 
 class Watcher:
@@ -84,7 +85,7 @@ def test_hooks_run_after_every_connect_and_extra_topics_reach_their_callback(mos
     try:
         watch.c.reconnect_delay_set(0.1, 0.5)
         asyncio.run(go())
-        time.sleep(0.3)
+        settle(watch.c, "hooks/marker", watch.payloads)  # the marker: a will would have come before it
         assert watch.payloads("hooks/avail")[-1] == b"online"  # a clean stop sends no will
     finally:
         watch.close()

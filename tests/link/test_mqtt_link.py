@@ -93,6 +93,7 @@ def test_mqtt_5_is_used_and_a_command_left_waiting_at_the_broker_dies_when_stale
     expiry = 3
     monkeypatch.setattr(mqtt_transport, "COMMAND_EXPIRY", expiry)
     board = Watcher(mosquitto, "battlement/expiry-1/tower-1/down", session=True, client_id="expiry-board")
+    spy = Watcher(mosquitto, "battlement/expiry-1/tower-1/down")  # what the broker has passed on, live
 
     async def main():
         t = MqttTransport(mosquitto.url, table="expiry-1")
@@ -104,7 +105,9 @@ def test_mqtt_5_is_used_and_a_command_left_waiting_at_the_broker_dies_when_stale
             await t.send(Led("tower-1", "ring", "solid", 0xFF0000, 0, "expiry-1"))  # stale by the time it is back
             await asyncio.sleep(expiry + 1.2)  # older than the expiry: this wait is what is tested
             fresh = await t.send(Led("tower-1", "ring", "solid", 0x00FF00, 0, "expiry-1"))
-            await asyncio.sleep(0.1)
+            # at the broker, waiting in the board's session (passed on to every subscriber at once)
+            await until(lambda: any(p.startswith(b"led tower-1 %d " % fresh) for _t, p in spy.got), SLOW,
+                        "the fresh command at the broker")
             await asyncio.get_running_loop().run_in_executor(None, board.connect)
             await until(lambda: led_frames(board.got), SLOW, "the fresh command")
             await marker(t, board, "expiry-1")
@@ -117,6 +120,7 @@ def test_mqtt_5_is_used_and_a_command_left_waiting_at_the_broker_dies_when_stale
         fresh = run(main())
     finally:
         board.close()
+        spy.close()
     (frame,) = led_frames(board.got)  # the stale one never came, the fresh one once
     assert frame.startswith(b"led tower-1 %d ring solid ff00 0" % fresh)
 
@@ -239,7 +243,7 @@ def burst(broker, table, leds, done):
             await until(lambda: t.links[t.url] == "connected", SLOW, "connected")
             ids = [await t.send(led) for led in leds]
             await until(lambda: done(led_frames(board.got), ids), SLOW, "the commands")
-            await asyncio.sleep(0.2)  # and nothing after them
+            await marker(t, board, table)  # and nothing after them
             return ids, dict(t.counters)
         finally:
             await t.stop()
@@ -287,7 +291,7 @@ def test_a_command_the_broker_never_acknowledged_goes_again_after_a_restart(mosq
             broker.proc.send_signal(signal.SIGSTOP)  # the broker takes the packet but never answers
             try:
                 msgid = await t.send(Led("tower-1", "ring", "solid", 0xFF0000, 0, "hall"))
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0)  # one turn of the loop: the connection's gathered writes leave (codec._Gather)
             finally:
                 broker.proc.send_signal(signal.SIGKILL)
                 broker.proc.wait()

@@ -22,6 +22,7 @@ from battlement.errors import UserError
 from battlement.ops import hass
 from battlement.table import maps as tables
 from support.aio import running, until
+from support.procs import settle
 
 import shared_rules
 
@@ -255,12 +256,16 @@ def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fres
         async with running(bridge) as b:
             await until(lambda: len(ha.configs()) == 3 + len(b.tmaps["ha-birth"].boards), what="discovery")
             first = ha.configs()
+            sent = b.hass.counters["discovery-sent"]
             ha.clear()
-            ha.c.publish("homeassistant/status", b"offline", qos=1)  # HA going away asks for nothing
-            await asyncio.sleep(0.5)
-            assert ha.configs() == {}
-            ha.c.publish("homeassistant/status", b"online", qos=1)  # HA's birth message after its restart
+            ha.c.publish("homeassistant/status", b"offline", qos=1)  # HA going away asks for nothing...
+            ha.c.publish("homeassistant/status", b"online", qos=1)  # ...its birth message after its restart does
+            # The birth is the marker: the bridge reads the two in order, so once it has answered the birth
+            # it had read "offline" before, and what it sent for it would be counted already.
+            await until(lambda: b.hass.counters["ha-restarts"] == 1, what="the birth message read")
+            assert b.hass.counters["discovery-sent"] == sent + len(first)  # one round, for the birth alone
             await until(lambda: ha.configs() == first, what="discovery sent again")
+            assert sorted(t for t, _p, _r in ha.got if CONFIG_TOPIC.match(t)) == sorted(first)  # each once
             late = HomeAssistant(broker)  # a Home Assistant that starts later finds them: retained
             try:
                 await until(lambda: late.configs() == first, what="retained discovery")
@@ -315,9 +320,9 @@ def test_no_hass_publishes_nothing_for_home_assistant(mosquitto_fresh, ha, tmp_p
             sim.press("b5", 0)
             sim.press("b4", 1)
             await until(lambda: b.sessions["ha-off"].match.view()["cells"].get("b4"), what="a move")
-            await asyncio.sleep(0.3)
 
-    asyncio.run(go())
+    asyncio.run(go())  # a clean stop: a publisher would say "offline" now, having sent the last state first
+    settle(ha.c, "battlement/test-marker", ha.all)  # the marker: what the bridge sent came before it
     mine = [t for t, _p, _r in ha.got if t.startswith(("homeassistant/", "battlement/bridge/")) or t.endswith(("/game", "/event"))]
     assert mine == []
 

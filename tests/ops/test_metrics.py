@@ -37,6 +37,16 @@ def samples(text):
     return out
 
 
+def scrape_until(b, cond, timeout=10):
+    """The first scrape cond accepts; the last one when none did in time (the asserts then say what is wrong)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        m = samples(scrape(b))
+        if cond(m) or time.monotonic() > deadline:
+            return m
+        time.sleep(0.05)
+
+
 def value(m, name, **labels):
     return m.get((name, frozenset(labels.items())), 0.0)
 
@@ -57,12 +67,12 @@ def test_metrics_follow_a_game_and_name_a_malformed_frames_reason(bridge_process
 
     s = play(host, s, 3)  # three more moves: each a lift and a put-down, two events and two inputs
     page.state(lambda s: s["view"]["turns"] >= 4)
-    time.sleep(0.3)  # the last page push and LED commands have left
-    then = samples(scrape(b))
+    hists = ("battlement_event_to_led_seconds", "battlement_event_to_page_seconds", "battlement_journal_commit_seconds")
+    # the last page push and LED commands have left: each latency observed for the three moves
+    then = scrape_until(b, lambda m: all(value(m, h + "_count") - value(first, h + "_count") >= 3 for h in hists))
     assert value(then, "battlement_events_total", table="ringo") - value(first, "battlement_events_total", table="ringo") == 6
     assert value(then, "battlement_inputs_total", table="ringo") - value(first, "battlement_inputs_total", table="ringo") == 6
-    for hist in ("battlement_event_to_led_seconds", "battlement_event_to_page_seconds",
-                 "battlement_journal_commit_seconds"):
+    for hist in hists:
         grew = value(then, hist + "_count") - value(first, hist + "_count")
         assert grew >= 3, "%s observed %d times in three moves" % (hist, grew)
         assert 0 < value(then, hist + "_sum") / value(then, hist + "_count") < 5.0
@@ -89,13 +99,8 @@ def test_metrics_follow_a_game_and_name_a_malformed_frames_reason(bridge_process
     finally:
         c.loop_stop()
         c.disconnect()
-    deadline = time.monotonic() + 10
-    while True:
-        after = samples(scrape(b))
-        reasons = rejected(after, "mqtt")
-        if sum(reasons.values()) >= 2 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    after = scrape_until(b, lambda m: sum(rejected(m, "mqtt").values()) >= 2)
+    reasons = rejected(after, "mqtt")
     assert reasons.get("crc") == 1 and reasons.get("syntax") == 1, reasons
     play(host, s, 1)
     assert value(samples(scrape(b)), "battlement_events_total", table="ringo") == \

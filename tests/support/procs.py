@@ -143,6 +143,17 @@ class Broker:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def settle(client, topic, payloads, timeout=10):
+    """Publish a marker with the paho `client` on `topic`, which it subscribes to, and wait until
+    payloads(topic) holds it: what the broker had to pass on to that client before it has come. After
+    another client's clean stop that holds for what its end made the broker send (a will, a last
+    message): its DISCONNECT was in the broker's socket before the marker was sent, and Mosquitto reads
+    its sockets in the order data came in."""
+    mark = b"marker %d" % time.monotonic_ns()
+    client.publish(topic, mark, qos=1)
+    _wait(lambda: mark in payloads(topic), timeout, "the marker on " + topic)
+
+
 def _certificates(d, ip):
     """A CA and a server certificate for ip signed by it (openssl, a few milliseconds each)."""
     ca, ca_key, cert, key, csr = (d / n for n in ("ca.pem", "ca.key", "server.pem", "server.key", "server.csr"))

@@ -7,6 +7,7 @@ from battlement.errors import UserError
 from battlement.table import maps as tables
 from battlement.table.adapter import adapter_for
 from support.bridgeproc import BATTLEMENT, ROOT
+from support.procs import free_port
 
 import shared_rules
 
@@ -81,8 +82,8 @@ def test_run_with_a_wrong_map_prints_one_line_and_exits_2(tmp_path):
 
 
 def test_run_without_boards_says_how_to_give_them(tmp_path):
-    r = subprocess.run([BATTLEMENT, "run", "--game", "ringo", "--journal", str(tmp_path / "j.sqlite")],
-                       check=False, capture_output=True, text=True, timeout=60)
+    r = subprocess.run([BATTLEMENT, "run", "--game", "ringo", "--journal", str(tmp_path / "j.sqlite"),
+                        "--port", str(free_port())], check=False, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--simulate" in r.stderr and "Traceback" not in r.stderr
 
 

@@ -13,6 +13,7 @@ import pytest
 from battlement.bridge import Bridge
 from battlement.table.maps import for_game
 from support.bridgeproc import BATTLEMENT, ROOT, Ws
+from support.procs import free_port
 from websockets.sync.client import connect
 
 
@@ -41,8 +42,8 @@ def test_codes_are_long_random_tokens(pong, tmp_path):
 
 
 def test_a_short_host_code_is_refused_in_one_line(tmp_path):
-    r = subprocess.run([BATTLEMENT, "run", "--simulate", "--host-code", "a", "--journal", str(tmp_path / "j.sqlite")],
-                       check=False, capture_output=True, text=True, cwd=str(ROOT), timeout=30)
+    r = subprocess.run([BATTLEMENT, "run", "--simulate", "--host-code", "a", "--journal", str(tmp_path / "j.sqlite"),
+                        "--port", str(free_port())], check=False, capture_output=True, text=True, cwd=str(ROOT), timeout=30)
     assert r.returncode == 2
     assert r.stderr == ("battlement run: error: --host-code must be at least 12 characters (got 1); leave it out "
                         "for a random one\n")
@@ -64,6 +65,20 @@ def test_every_response_carries_the_security_headers(pong):
     assert '<script nonce="%s">' % nonce in body  # the page's own inline script, and only it, may run
 
 
+def test_whatever_is_opened_with_a_code_is_kept_in_no_cache(pong):
+    codes = Ws(pong.url, role="host", code=pong.host_code).state()["codes"]
+    for path in ("/host?code=" + pong.host_code, "/side/red?code=" + codes["red"], "/side/blue?code=" + codes["blue"],
+                 "/api/health?code=" + pong.host_code, "/host?code=wrong-code-xx", "/side/red?code=wrong-code-yy"):
+        status, h, _ = get(pong, path)
+        assert h.get("Cache-Control") == "no-store", (path, status)
+    _, h, _ = get(pong, "/api/health", headers={"Authorization": "Bearer " + pong.host_code})
+    assert h.get("Cache-Control") == "no-store"
+    for query in ("role=host&code=" + pong.host_code, "role=side&side=red&code=" + codes["red"]):
+        with connect("ws://127.0.0.1:%d/ws?%s" % (pong.port, query), open_timeout=10) as c:
+            assert c.response.headers.get("Cache-Control") == "no-store", query
+            assert json.loads(c.recv(timeout=10))["type"] == "state"
+
+
 def test_wrong_codes_are_rate_limited_per_client_and_the_right_code_still_works(pong):
     statuses = [get(pong, "/host?code=guess-%04d-xxxx" % i)[0] for i in range(25)]
     assert statuses[:10] == [403] * 10  # a typo or ten is answered as such...
@@ -79,8 +94,8 @@ def test_wrong_codes_are_rate_limited_per_client_and_the_right_code_still_works(
     sock = socket.create_connection(("127.0.0.1", pong.port), source_address=("127.0.0.2", 0))
     with connect("ws://127.0.0.1:%d/ws?role=host&code=%s" % (pong.port, pong.host_code), sock=sock) as c:
         assert json.loads(c.recv(timeout=10))["type"] == "state"
-    # and the first client, after a pause, gets in with the right code
-    time.sleep(1.2)
+    # and the first client, after the pause it was told (Retry-After), gets in with the right code
+    time.sleep(int(h["Retry-After"]))  # the time the limit is about: it must pass
     assert get(pong, "/host?code=" + pong.host_code)[0] == 200
     counters = json.loads(get(pong, "/api/health?code=" + pong.host_code)[2])["web"]
     assert counters["wrong-code"] >= 10 and counters["rate-limited"] >= 15

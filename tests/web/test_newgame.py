@@ -4,6 +4,7 @@ Ringo move (a lift and a place) is one Undo and stays in the log struck through 
 sensor pressed while paused is said on the page. And the scoreboard's own voice: it reads out exactly
 the public announcements, in order, and never a side's secret."""
 
+import json
 import time
 
 from support.bridgeproc import Ws
@@ -30,6 +31,7 @@ def test_new_game_asks_first_and_the_previous_game_can_be_taken_up_again(bridge_
     page.locator("#notices li", has_text="moves from b5 to b4").wait_for()
     assert page.is_hidden("#resume-previous")
 
+    games = page.locator("#notices li", has_text="New game").count()
     page.click("#new")
     page.wait_for_selector("#new-confirm:visible")
     assert "set aside" in page.inner_text("#new-question") and "Resume the previous game" in page.inner_text("#new-question")
@@ -39,8 +41,13 @@ def test_new_game_asks_first_and_the_previous_game_can_be_taken_up_again(bridge_
     page.click("#new")
     page.keyboard.press("Escape")  # so does Escape
     page.wait_for_selector("#new-confirm", state="hidden")
-    time.sleep(0.3)
+    # The marker: a pause from the page, on its own socket, comes back after anything it sent before.
+    page.click("#pause")
+    page.wait_for_selector("#pause:text-is('Resume')")
     assert page.locator("#notices li", has_text="moves from b5 to b4").count() == 1
+    assert page.locator("#notices li", has_text="New game").count() == games
+    page.click("#pause")
+    page.wait_for_selector("#pause:text-is('Pause')")
 
     page.click("#new")
     page.click("#new-yes")
@@ -143,18 +150,25 @@ def test_the_scoreboard_speaks_exactly_the_public_announcements_in_order(bridge_
             pick = s["decisions"] or s["sensed"]
             if not pick:
                 break
+            done = s["counters"]["inputs"] + s["counters"]["illegal"]
             host.act(action="sense" if pick is s["sensed"] else "input", input=pick[0])
+            # applied (a sensed ball first waits out the fire-at-will tie window on the bridge)
+            host.state(lambda m, done=done: m["counters"]["inputs"] + m["counters"]["illegal"] > done)
     for side, code in codes.items():
         secrets += now(role="side", side=side, code=code)["private"]
     heard = {}  # notice id -> text of every public announcement, however many states they came in
+    # The marker: with every input applied, a message on the watcher's own socket. Its reply comes after
+    # the states pushed before it, and the state pushed after the reply holds every announcement.
+    watcher.conn.send(json.dumps({"action": "undo"}))  # refused: a scoreboard only watches
+    answered = False
     while True:
-        try:
-            m = watcher.recv(timeout=1.0)
-        except TimeoutError:
-            break
+        m = watcher.recv()
+        answered = answered or m.get("type") == "reply"
         for n in m.get("notices", []) if m.get("type") == "state" else []:
             if n["kind"] == "say":
                 heard[n["id"]] = n["text"]
+        if answered and m.get("type") == "state":
+            break
     said = [heard[k] for k in sorted(heard)]
     assert len(said) >= 3
     deadline = time.monotonic() + 10

@@ -26,6 +26,15 @@ def said(log):
     return [r["heard"] for r in speech.records(log) if r["prog"] == "play" and r.get("heard")]
 
 
+def now(b):
+    """The host page's state as it is now (a fresh socket is sent it at once)."""
+    ws = Ws(b.url, role="host", code=b.host_code)
+    try:
+        return ws.state()
+    finally:
+        ws.close()
+
+
 def until(fn, timeout=20):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -50,11 +59,19 @@ def test_mute_on_the_host_page_silences_the_speaker(bridge_process, browser, sta
 
     page.check("#sound-mute")
     page.wait_for_selector("#sound-state:has-text('muted')")  # a selector: the page's CSP forbids eval'd waits
+    events = now(b)["counters"]["events"]
     for inp in BACK + ILLEGAL:
         ws.act(action="sense", input=inp)
     page.wait_for_selector("#sound-counts:has-text('muted')")
     shots(page, "host-speech-muted")
-    time.sleep(0.5)
+    # The marker: every sensed change applied (what it had to say offered to the muted speaker), and the
+    # speaker idle, nothing waiting: nothing more can come out of it while it is muted.
+    def quiet():
+        m = now(b)
+        return m["counters"]["events"] >= events + len(BACK + ILLEGAL) and not m["sound"]["waiting"] \
+            and not m["sound"]["playing"]
+
+    until(quiet)
     assert len(said(log)) == spoken  # nothing more came out of the speaker
 
     page.uncheck("#sound-mute")

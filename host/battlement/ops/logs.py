@@ -3,6 +3,8 @@
 Everything the bridge notes (unknown boards, missing sensors, refused commands, sound failures, page
 errors) and each table's story (announcements, refusals) is logged, so nothing fails silently. The
 terminal shows --log-level and up; the file keeps the same, rotated at 1 MB with 3 old files kept.
+A page's code never reaches either: every line, whoever logs it (the web server's own lines name each
+websocket's URL), has it masked as code=***, since whoever reads the log could open that page with it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import re
 import sys
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -17,6 +20,14 @@ FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 MAX_BYTES = 1_000_000
 BACKUPS = 3
 _OURS = "_battlement_handler"  # marks the handlers set up here, so a second setup replaces them
+CODE = re.compile(r"(\bcode=)[^&\s\"'#]+")  # a page's code in a URL (?code=, &code=)
+
+
+class Masked(logging.Formatter):
+    """The usual line, with every code= in it (message, arguments, traceback) masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return CODE.sub(r"\1***", super().format(record))
 
 
 def default_file(journal: str) -> str:
@@ -36,14 +47,15 @@ def setup(level: str = "info", file: str | None = None, stream=None) -> None:
         handlers.append(logging.handlers.RotatingFileHandler(file, maxBytes=MAX_BYTES, backupCount=BACKUPS,
                                                              encoding="utf-8"))
     for h in handlers:
-        h.setFormatter(logging.Formatter(FORMAT, "%Y-%m-%d %H:%M:%S"))
+        h.setFormatter(Masked(FORMAT, "%Y-%m-%d %H:%M:%S"))
         h.setLevel(lvl)
         setattr(h, _OURS, True)
         root.addHandler(h)
     root.setLevel(lvl)
     # one line per page request is noise at a table; their errors still come through
     logging.getLogger("uvicorn.access").setLevel(max(lvl, logging.WARNING))
-    for noisy in ("websockets", "asyncio"):
+    # uvicorn.error's debug lines are the websockets' frames and headers: noise, and bits of private pages
+    for noisy in ("websockets", "asyncio", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(max(lvl, logging.INFO))
 
 

@@ -277,6 +277,10 @@ def create_app(bridge) -> Starlette:
         finally:
             s.listeners.remove(changed)
             push.cancel()
+            # its end is taken here: a page gone in the middle of an update is just gone, anything else is said
+            end = (await asyncio.gather(push, return_exceptions=True))[0]
+            if isinstance(end, Exception) and not isinstance(end, WebSocketDisconnect):
+                bridge._note("updates to a %s page stopped: %s: %s" % (role, type(end).__name__, end))
 
     def answer(s: Session, role: str, side: str, message) -> dict:
         """The reply to one websocket message, whatever it holds: never raises, never closes the socket."""

@@ -9,13 +9,16 @@ Headers (every response, pages, API, static files and errors alike): a Content-S
 that lets a page load only this server's own scripts, styles and websocket (inline scripts
 only with the response's nonce), X-Frame-Options DENY and frame-ancestors 'none' (no
 click-jacking in someone else's frame), Referrer-Policy no-referrer (the code travels in the
-URL, and must not leave in a Referer header), X-Content-Type-Options nosniff.
+URL, and must not leave in a Referer header), X-Content-Type-Options nosniff. Cache-Control no-store on
+the host and side pages and on whatever is opened with a code (?code=, Authorization, a websocket's
+handshake): no browser or proxy keeps the page, or its address with the code, in a cache.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
+from urllib.parse import parse_qsl
 
 BURST = 10  # wrong codes a client may give at once...
 REFILL = 1.0  # ...then one more per this many seconds
@@ -81,22 +84,41 @@ def csp(nonce: str | None = None) -> str:
     return CSP % ((" 'nonce-%s'" % nonce) if nonce else "")
 
 
+def coded(scope) -> bool:
+    """Does this request carry a code, or open a page that is reached with one?"""
+    path = scope.get("path", "")
+    if path == "/host" or path.startswith("/side/"):
+        return True
+    if any(k == "code" for k, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"))):
+        return True
+    return any(k.lower() == b"authorization" for k, _ in scope.get("headers", []))
+
+
 class SecurityHeaders:
-    """ASGI middleware: the headers above on every HTTP response (a page's own CSP, with its nonce, kept)."""
+    """ASGI middleware: the headers above on every HTTP response (a page's own CSP, with its nonce, kept),
+    and no-store on a coded one, its websocket handshake too."""
 
     def __init__(self, app):
         self.app = app
         self._csp = csp().encode()
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
+        no_store = [(b"cache-control", b"no-store")] if coded(scope) else []
+        if scope["type"] == "websocket":
+            async def accept_with_headers(message):
+                if message["type"] == "websocket.accept" and no_store:
+                    message = dict(message, headers=list(message.get("headers", [])) + no_store)
+                await send(message)
+
+            return await self.app(scope, receive, accept_with_headers)
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
+                headers = [(k, v) for k, v in message.get("headers", []) if not (no_store and k.lower() == b"cache-control")]
                 have = {k.lower() for k, _ in headers}
-                headers += [(k, v) for k, v in HEADERS if k not in have]
+                headers += [(k, v) for k, v in HEADERS + no_store if k not in have]
                 if b"content-security-policy" not in have:
                     headers.append((b"content-security-policy", self._csp))
                 message = dict(message, headers=headers)
