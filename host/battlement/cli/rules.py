@@ -3,6 +3,7 @@
 Generic over shared_rules.GAMES; see docs/rules/engine.md for the contract.
 """
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -11,6 +12,8 @@ import subprocess
 import sys
 
 from battlement.errors import UserError
+from battlement.table.maps import required_objects
+from battlement.table.session import shown_path
 from shared_rules import GAMES, engine, load, playout_main
 
 ROOT = pathlib.Path(playout_main.__file__).resolve().parent.parent
@@ -54,17 +57,68 @@ def _show(v):
     return v if isinstance(v, str) else json.dumps(v)
 
 
-def parse_options(game, pairs):
+def chosen_options(game, pairs):
+    """--option KEY=VALUE pairs -> {key: value}, each checked as `battlement games` lists it."""
     out = {}
     for pair in pairs or ():
         if "=" not in pair:
             raise UserError("--option %r: expected KEY=VALUE, e.g. --option %s" % (pair, _example(game)))
         key, text = pair.split("=", 1)
         out[key.strip()] = parse_value(game, key.strip(), text.strip())
+    return out
+
+
+def complete(game, options):
+    """Every option of the game, the ones not given at their default; a combination the rules refuse is
+    one line."""
     try:
-        return engine.complete_options(game, out)
+        return engine.complete_options(game, options)
     except engine.Illegal as e:
         raise UserError(str(e)) from None
+
+
+def parse_options(game, pairs):
+    return complete(game, chosen_options(game, pairs))
+
+
+def table_options(maps, pairs):
+    """`battlement run --option`: the table maps as if each one's [options] also said KEY=VALUE (so the game
+    the bridge starts, and a new game, play with them), and {table: the options given}. Checked before
+    anything starts: a key or value its game does not take, a combination the rules refuse, and objects
+    the options need that the table has no sensor for."""
+    if not pairs:
+        return maps, {}
+    out, given = [], {}
+    for m in maps:
+        game = _game(m.game)
+        given[m.table] = chosen = chosen_options(game, pairs)
+        options = dict(m.options, **chosen)
+        complete(game, options)
+        missing = [o for o in required_objects(m.game, options) if o not in m.objects] if m.objects else []
+        if missing:
+            raise UserError("--option %s: table %s has no sensor for %d object(s) these options need (%s%s); its map "
+                            "%s is built for %s" % (" ".join(pairs), m.table, len(missing), ", ".join(missing[:4]),
+                                                    ", ..." if len(missing) > 4 else "", shown_path(m.path), m.title))
+        out.append(dataclasses.replace(m, options=options))
+    return out, given
+
+
+def options_said(sessions, given):
+    """One line per table given --option: the options its game plays with, or, when it resumed a game that
+    keeps others, that they wait for the next new game."""
+    lines = []
+    for table, chosen in sorted(given.items()):
+        now = sessions[table].match.options
+        words = " ".join("%s=%s" % (k, _show(v)) for k, v in chosen.items())
+        kept = " ".join("%s=%s" % (k, _show(now.get(k))) for k in chosen if now.get(k) != chosen[k])
+        if any(k not in now for k in chosen):  # a simulated table that was switched to another game
+            lines.append("table %s plays %s now: %s not applied" % (table, sessions[table].tmap.game, words))
+        elif kept:
+            lines.append("table %s resumed its game, which keeps %s; %s applies from the next new game"
+                         % (table, kept, words))
+        else:
+            lines.append(words + ("" if len(sessions) == 1 else " (table %s)" % table))
+    return lines
 
 
 def _example(game):

@@ -2,11 +2,11 @@
 
 A VirtualBoard behaves like the firmware from the host's side: hello at start and
 after every ping, numbered events kept in an outbox until the host's evack, an
-ack for every command, and the LED state the host asked for. `battlement run
---simulate` runs them inside the bridge (one pty per board, read by the real
-serial transport) so any game can be tried with no hardware; `battlement sim`
-runs them on their own, scripted (JSON Lines) or random, for a bridge started
-separately.
+ack for every command, the LED state the host asked for, and a heartbeat every
+5 s. `battlement run --simulate` runs them inside the bridge (one pty per board,
+read by the real serial transport) so any game can be tried with no hardware;
+`battlement sim` runs them on their own, scripted (JSON Lines) or random, for a
+bridge started separately, on ptys or an MQTT broker (mqttlink.py).
 """
 
 from __future__ import annotations
@@ -16,20 +16,21 @@ import errno
 import json
 import os
 import random
-import socket
-import sys
 import time
 import tty
 
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
 from battlement.link import wire
-from battlement.link.messages import Event, Hello, Reply, up_frame
-from battlement.link.transport.mqtt import check_ca
+from battlement.link.messages import Beat, Event, Hello, Reply, up_frame
+from battlement.link.transport.mqtt import check_ca, parse_url
+from battlement.sim.mqttlink import MqttLink, close_all, watch_broker
 from battlement.table.maps import TableMap, load
 
 FIRMWARE = "sim-1"
 RESEND = 1.0  # seconds without an evack before the outbox goes again, as the firmware's resend_ms
+BEAT = 5.0  # seconds between heartbeats, as the firmware's beat_ms
+BACKLOG = 1 << 16  # bytes a pty holds for a bridge that is not reading (yet)
 
 
 class VirtualBoard:
@@ -47,11 +48,18 @@ class VirtualBoard:
         self.on_led = None  # callback(board, target, pattern, rgb) for watchers (the page, tests)
         self.t0 = time.monotonic()
         self.progress = self.t0  # when the host last acknowledged something (or the outbox last went)
+        self.beat_s, self.beat_at = BEAT, self.t0
+        self.reconnects = 0  # set by an MQTT link: connections after the first
 
     def hello(self) -> None:
         acked = min(self.outbox) - 1 if self.outbox else self.seq  # where it stands, like the firmware
         self._send(up_frame(Hello(None, self.board, self.boot, FIRMWARE, wire.VERSION, self.profile, self.sensors,
                                   None, acked, self.msgid)))
+
+    def beat(self) -> None:
+        """The firmware's heartbeat. Nothing waits to be sent here (queued 0) and nothing is dropped."""
+        up = int((time.monotonic() - self.t0) * 1000) % (1 << 32)  # a uint32 on the wire, as the firmware's
+        self._send(up_frame(Beat(None, self.board, self.boot, up, 0, 0, self.reconnects, len(self.outbox))))
 
     def _signed(self, frame: bytes) -> bytes:
         return wire.sign(frame, self.key, self.boot) if self.key else frame
@@ -114,6 +122,8 @@ class VirtualBoard:
             self.pixels[target] = (pattern, rgb, period)
             if self.on_led:
                 self.on_led(self.board, target, pattern, rgb)
+        if typ == "config" and fields[2] == "beat_ms" and fields[3].isdigit():
+            self.beat_s = max(int(fields[3]), 100) / 1000  # as the firmware takes it
         if typ in ("led", "config"):
             self._send(up_frame(Reply(None, self.board, msgid, True)))
 
@@ -128,9 +138,13 @@ class VirtualBoard:
             self.write(self.outbox[s])
 
     def housekeeping(self, now: float) -> None:
-        """Events unacknowledged for RESEND seconds go again (the host may have been away)."""
+        """Events unacknowledged for RESEND seconds go again (the host may have been away); a beat is due
+        every beat_s."""
         if self.outbox and now - self.progress >= RESEND:
             self.resend()
+        if now - self.beat_at >= self.beat_s:
+            self.beat_at = now
+            self.beat()
 
 
 class PtyLink:
@@ -154,7 +168,8 @@ class PtyLink:
 
     def _write(self, frame: bytes) -> None:
         if self.out:
-            self.out += frame
+            if len(self.out) < BACKLOG:  # beyond, nobody reads the port: the outbox keeps the events
+                self.out += frame
             return
         try:
             n = os.write(self.master, frame)
@@ -195,63 +210,6 @@ class PtyLink:
                 pass
 
 
-class MqttLink:
-    """A board on an MQTT broker: publishes up/status, listens on down (paho's thread hands frames to the loop)."""
-
-    def __init__(self, board: VirtualBoard, url: str, table: str, username: str | None = None,
-                 password: str | None = None, tls: bool = False, tls_ca: str | None = None):
-        import paho.mqtt.client as mqtt
-
-        from battlement.link.transport.mqtt import parse_url, topic
-
-        self.board = board
-        host, port, url_tls, u, p = parse_url(url)
-        tls = tls or url_tls
-        self.up, self.down, self.status = (topic(table, board.board, leaf) for leaf in ("up", "down", "status"))
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="sim-%s-%s-%x" % (table, board.board, board.boot))
-        if username or u:
-            self.client.username_pw_set(username or u, password or p)
-        if tls or tls_ca:
-            self.client.tls_set(ca_certs=tls_ca)
-        self.client.will_set(self.status, b"offline", qos=1, retain=True)
-        self.client.on_connect = self._connected
-        self.client.on_message = self._message
-        self.host, self.port = host, port
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.ready = asyncio.Event()
-        board.write = self._write
-
-    def _connected(self, client, userdata, flags, rc, props=None):
-        sock = client.socket()
-        if sock is not None and hasattr(sock, "setsockopt"):  # small frames go at once, as the firmware's do
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        client.subscribe(self.down, qos=1)
-        client.publish(self.status, b"online", qos=1, retain=True)
-        if self.loop:
-            self.loop.call_soon_threadsafe(self._online)
-
-    def _online(self) -> None:
-        self.board.resync()
-        self.ready.set()
-
-    def _message(self, client, userdata, msg):
-        if self.loop:
-            self.loop.call_soon_threadsafe(self.board.on_frame, msg.payload)
-
-    def _write(self, frame: bytes) -> None:
-        self.client.publish(self.up, frame, qos=1)
-
-    def start(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.client.connect_async(self.host, self.port, keepalive=30)
-        self.client.loop_start()
-
-    def close(self) -> None:
-        self.client.publish(self.status, b"offline", qos=1, retain=True)
-        self.client.disconnect()
-        self.client.loop_stop()
-
-
 class Simulator:
     """Virtual boards for every board of a table map; press(object, value) acts as its sensor."""
 
@@ -285,12 +243,22 @@ class Simulator:
             for b in self.boards.values():
                 b.housekeeping(now)
 
+    @property
+    def mqtt_links(self) -> list[MqttLink]:
+        return [link for link in self.links.values() if isinstance(link, MqttLink)]
+
+    def unacknowledged(self) -> int:
+        """Events no bridge has acknowledged yet (still in the boards' outboxes)."""
+        return sum(len(b.outbox) for b in self.boards.values())
+
     def close(self) -> None:
         if self._keeper is not None:
             self._keeper.cancel()
             self._keeper = None
         for link in self.links.values():
-            link.close()
+            if isinstance(link, PtyLink):
+                link.close()
+        close_all(self.mqtt_links)  # together, in bounded time: a broker may be missing
 
     def press(self, obj: str, value: int) -> None:
         o = self.tmap.objects.get(obj)
@@ -349,12 +317,13 @@ async def random_play(sim: Simulator, count: int, rate: float, seed: int, echo=p
     rng = random.Random(seed)
     names = sorted(sim.tmap.objects)
     state: dict[str, int] = {}
-    for _ in range(count):
+    for i in range(count):
+        if i:
+            await asyncio.sleep(1.0 / rate)  # between changes: after the last, --linger is the wait
         obj = rng.choice(names)
         state[obj] = 1 - state.get(obj, 0)
         sim.press(obj, state[obj])
         echo("%s -> %d" % (obj, state[obj]))
-        await asyncio.sleep(1.0 / rate)
 
 
 def table_keys(table_map: str, keys_file: str | None, mqtt: bool) -> tuple[dict[str, bytes], str]:
@@ -377,28 +346,41 @@ async def _main(args) -> int:
         raise UserError("--tls and --tls-ca go with --mqtt")
     check_ca(args.tls_ca)
     keys, signing = table_keys(args.table, args.keys, bool(args.mqtt))
+    steps = read_script(args.script) if args.script else None  # a bad script is one line, before any board
     sim = Simulator(tmap, args.mqtt, args.username, args.password, args.tls, args.tls_ca, keys)
     sim.start()
-    print("sim: " + signing)
+    echo("sim: " + signing)
+    what = "%d boards of table %s" % (len(sim.boards), tmap.table)
+    watch = None
     if args.mqtt:
-        print("sim: %d boards of table %s on %s" % (len(sim.boards), tmap.table, args.mqtt))
+        host, port = parse_url(args.mqtt)[:2]
+        echo("sim: %s, connecting to broker %s:%d" % (what, host, port))
+        watch = asyncio.create_task(watch_broker(sim.mqtt_links, what, echo)) if sim.mqtt_links else None
     else:
-        print("sim: %d boards of table %s; give the bridge these ports:" % (len(sim.boards), tmap.table))
+        echo("sim: %s; give the bridge these ports:" % what)
         for b, link in sim.links.items():
-            print("  --serial %s   # board %s" % (getattr(link, "path", ""), b))
-    sys.stdout.flush()
+            echo("  --serial %s   # board %s" % (getattr(link, "path", ""), b))
     try:
         await asyncio.sleep(args.wait)
-        if args.script:
-            await play(sim, read_script(args.script), args.speed)
+        if steps is not None:
+            await play(sim, steps, args.speed, echo)
         elif args.random:
-            await random_play(sim, args.random, args.rate, args.seed)
+            await random_play(sim, args.random, args.rate, args.seed, echo)
         else:
             await asyncio.Event().wait()  # serve until Ctrl-C
         await asyncio.sleep(args.linger)
     finally:
+        if watch is not None:
+            watch.cancel()
+        left = sim.unacknowledged()
         sim.close()
-    return 0
+        if left:  # played into nothing: said (on Ctrl-C too), and the exit status says it
+            echo("sim: %d event(s) never acknowledged by a bridge" % left)
+    return 1 if left else 0
+
+
+def echo(line: str) -> None:
+    print(line, flush=True)  # line by line, also into a pipe
 
 
 def run(args) -> int:

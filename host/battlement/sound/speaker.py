@@ -10,6 +10,8 @@ over each other. Each item has a priority:
     WINNER  the end of a game: goes before everything waiting, and turn calls waiting are dropped;
     NORMAL  hits, falls, refusals, in the order they happened;
     TURN    "Red, your turn": only the newest one matters, so a new one replaces one still waiting.
+and the moment of the game it speaks of (battlement.table.calls.Moment): an item whose moment is over
+when its turn to play comes (its turn has passed, or its step was undone) is dropped, counted "stale".
 The player is a thread (a blocking wait on a child process), not a coroutine: the sessions call
 say() from plain code, with or without an event loop. "said" counts what actually played.
 
@@ -33,7 +35,7 @@ from collections.abc import Callable
 from battlement.sound.speechcache import BYTES, ENTRIES, SpeechCache
 
 # The priorities are the table's (a rules step's calls); the speaker only keeps to them.
-from battlement.table.calls import NORMAL, TURN, WINNER
+from battlement.table.calls import NORMAL, TURN, WINNER, Moment
 
 log = logging.getLogger("battlement.sound")
 
@@ -79,7 +81,7 @@ class Sound:
         self.espeak = shutil.which("espeak-ng")
         self.sox = shutil.which("sox")
         self.play = shutil.which("play")
-        self.counters = {"said": 0, "tones": 0, "failed": 0, "dropped": 0, "replaced": 0, "muted": 0,
+        self.counters = {"said": 0, "tones": 0, "failed": 0, "dropped": 0, "replaced": 0, "stale": 0, "muted": 0,
                          "silent": 0}
         self.problem = ""  # the last failure, in words, until something plays again
         self.n = 0
@@ -87,7 +89,7 @@ class Sound:
         self.cache = SpeechCache(cache_entries, cache_bytes)
         self.on_change: Callable[[], None] | None = None  # called from the player thread after each sound or failure
         self.started: Callable[[str, float], None] | None = None  # hook(text, t) when an item starts playing
-        self._waiting: list[tuple[int, int, str, str]] = []  # (priority, order, kind, text or cue)
+        self._waiting: list[tuple[int, int, str, str, Moment | None]] = []  # (priority, order, kind, text or cue, moment)
         self._seq = 0
         self._lock = threading.Condition()
         self._playing = False
@@ -110,16 +112,16 @@ class Sound:
 
     # --- what the sessions call ------------------------------------------------------
 
-    def say(self, text: str, priority: int = NORMAL) -> None:
+    def say(self, text: str, priority: int = NORMAL, moment: Moment | None = None) -> None:
         if self.mode == "null":
             self.counters["silent"] += 1
             return
         if not self.espeak:
             self.counters["failed"] += 1
             return
-        self._put(priority, "say", text)
+        self._put(priority, "say", text, moment)
 
-    def cue(self, name: str, priority: int = NORMAL) -> None:
+    def cue(self, name: str, priority: int = NORMAL, moment: Moment | None = None) -> None:
         if name not in TONES:
             return
         if self.mode == "null":
@@ -128,7 +130,7 @@ class Sound:
         if not self.sox:
             self.counters["failed"] += 1
             return
-        self._put(priority, "tone", name)
+        self._put(priority, "tone", name, moment)
 
     def set(self, muted: bool | None = None, volume: int | None = None) -> None:
         """The host page's mute and volume (0-200); muting also drops what is waiting."""
@@ -156,7 +158,7 @@ class Sound:
 
     # --- the queue ---------------------------------------------------------------------
 
-    def _put(self, priority: int, kind: str, what: str) -> None:
+    def _put(self, priority: int, kind: str, what: str, moment: Moment | None = None) -> None:
         with self._lock:
             if self._closed:
                 return
@@ -169,6 +171,11 @@ class Sound:
                 self._waiting = [w for w in self._waiting if w[0] != TURN]
                 self.counters["replaced"] += before - len(self._waiting)
                 heapq.heapify(self._waiting)
+            if len(self._waiting) >= MAX_WAITING:  # what is no longer true goes first
+                fresh = [w for w in self._waiting if w[4] is None or not w[4].stale(w[0])]
+                self.counters["stale"] += len(self._waiting) - len(fresh)
+                self._waiting = fresh
+                heapq.heapify(self._waiting)
             if len(self._waiting) >= MAX_WAITING:
                 least = max(w[0] for w in self._waiting)  # the oldest of the least urgent goes
                 worst = min(w for w in self._waiting if w[0] == least)
@@ -176,7 +183,7 @@ class Sound:
                 heapq.heapify(self._waiting)
                 self.counters["dropped"] += 1
             self._seq += 1
-            heapq.heappush(self._waiting, (priority, self._seq, kind, what))
+            heapq.heappush(self._waiting, (priority, self._seq, kind, what, moment))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._player, name="sound", daemon=True)
                 self._thread.start()
@@ -189,7 +196,11 @@ class Sound:
                     self._lock.wait()
                 if not self._waiting:
                     return
-                _prio, _seq, kind, what = heapq.heappop(self._waiting)
+                prio, _seq, kind, what, moment = heapq.heappop(self._waiting)
+                if moment is not None and moment.stale(prio):  # said now, it would no longer be true
+                    self.counters["stale"] += 1
+                    self._lock.notify_all()
+                    continue
                 self._playing = True
             try:
                 self._play(kind, what)

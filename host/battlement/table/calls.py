@@ -1,10 +1,14 @@
-"""The referee's calls: how urgent each spoken effect of one rules step is, and the silent speaker.
+"""The referee's calls: how urgent each spoken effect of one rules step is, when a call is stale, and the
+silent speaker.
 
 A session says its calls through whatever speaker it is given (battlement.sound.speaker.Sound at a table);
 the priorities are decided here, from the rules' effects alone:
     WINNER  the end of a game: goes before everything waiting, and turn calls waiting are dropped;
     NORMAL  hits, falls, refusals, in the order they happened;
     TURN    "Red, your turn": only the newest one matters, so a new one replaces one still waiting.
+Each call also carries the Moment of the rules step that made it. A call still waiting when its moment is
+over is stale, and the speaker drops it: a turn call once the next input is applied (the turn has passed:
+Red has thrown), any call once undo takes its step back.
 """
 
 from __future__ import annotations
@@ -32,14 +36,52 @@ def ranks(fx: list) -> list[int]:
     return out
 
 
+class Moment:
+    """The game state one rules step's calls speak of (written by the session, read by the player thread)."""
+
+    __slots__ = ("passed", "undone")
+
+    def __init__(self) -> None:
+        self.passed = False  # the next input was applied
+        self.undone = False  # undo took this step back
+
+    def stale(self, priority: int) -> bool:
+        return self.undone or (priority == TURN and self.passed)
+
+
+class Moments:
+    """A table's moments, the latest by the journal number of the input whose step made them (undo finds
+    them). Only the recent ones are kept: a speaker holds a few calls waiting, never a game's worth."""
+
+    KEEP = 64
+
+    def __init__(self) -> None:
+        self.now = Moment()
+        self._by_input: dict[int, Moment] = {}
+
+    def step(self, n: int) -> Moment:
+        """Input n was applied: the moment before it has passed; its calls speak of a new one."""
+        self.now.passed = True
+        self.now = self._by_input[n] = Moment()
+        if len(self._by_input) > self.KEEP:
+            del self._by_input[min(self._by_input)]
+        return self.now
+
+    def undo(self, inputs) -> None:
+        for n in inputs:
+            m = self._by_input.pop(n, None)
+            if m is not None:
+                m.undone = True
+
+
 class Speaker(Protocol):
-    """What a session says its calls through."""
+    """What a session says its calls through (moment: see Moment; None: never stale)."""
 
     counters: dict[str, int]
 
-    def say(self, text: str, priority: int = NORMAL) -> None: ...
+    def say(self, text: str, priority: int = NORMAL, moment: Moment | None = None) -> None: ...
 
-    def cue(self, name: str, priority: int = NORMAL) -> None: ...
+    def cue(self, name: str, priority: int = NORMAL, moment: Moment | None = None) -> None: ...
 
 
 class Silence:
@@ -49,8 +91,8 @@ class Silence:
     def __init__(self) -> None:
         self.counters = {"silent": 0}
 
-    def say(self, text: str, priority: int = NORMAL) -> None:
+    def say(self, text: str, priority: int = NORMAL, moment: Moment | None = None) -> None:
         self.counters["silent"] += 1
 
-    def cue(self, name: str, priority: int = NORMAL) -> None:
+    def cue(self, name: str, priority: int = NORMAL, moment: Moment | None = None) -> None:
         self.counters["silent"] += 1

@@ -34,7 +34,7 @@
     $("sound-state").textContent = "Announcements " + (MODES[s.mode] || s.mode) + (s.muted ? ", muted" : "") +
       (s.waiting ? "; " + s.waiting + " waiting" : "");
     $("sound-problem").textContent = s.problem ? "Sound problem: " + s.problem : "";
-    $("sound-counts").textContent = ["said", "tones", "failed", "muted", "replaced", "dropped", "silent"]
+    $("sound-counts").textContent = ["said", "tones", "failed", "muted", "replaced", "stale", "dropped", "silent"]
       .filter((k) => c["sound." + k]).map((k) => k + " " + c["sound." + k]).join(" | ");
   });
 })();
