@@ -32,7 +32,7 @@ from battlement.ops.metrics import Metrics
 from battlement.ops.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
 from battlement.sim.simulator import Simulator
 from battlement.sound.speaker import Sound
-from battlement.table import maps
+from battlement.table import maps, setaside
 from battlement.table.effects import LED_FRAME, LED_FRAME_BEHIND, LedFrames
 from battlement.table.journal import CHECKPOINT_EVERY, WAL_HOLD, Journal
 from battlement.table.maps import TableMap, default_path, for_game
@@ -54,7 +54,8 @@ class Bridge(Health):
                  mqtt: str | None = None, username: str | None = None, password: str | None = None,
                  tls: bool = False, tls_ca: str | None = None, simulate: bool = False, sound: Sound | None = None,
                  throw_timeout: float = 0.0, host_code: str | None = None,
-                 hass_prefix: str | None = hass.DEFAULT_PREFIX):
+                 hass_prefix: str | None = hass.DEFAULT_PREFIX, keys_dir: str | None = None,
+                 resume: int | None = None):
         tables = [t.table for t in tmaps]
         if len(set(tables)) != len(tables):
             raise UserError("two table maps use the same table id: %s" % ", ".join(sorted(tables)))
@@ -66,12 +67,16 @@ class Bridge(Health):
             raise UserError("--host-code must be at least %d characters (got %d); leave it out for a random one"
                             % (HOST_CODE_MIN, len(host_code)))
         self.tmaps = {t.table: t for t in tmaps}
+        self.keys_dir = keys_dir  # each table's board keys, found the one way (a bad keys file: one line, now)
+        self.keys = {table: boardkeys.of_table(table, tmap.path, keys_dir) for table, tmap in self.tmaps.items()}
         self.journal = Journal(journal, checkpoint_thread=False)  # checkpointed by a supervised task
         self.sound = sound or Sound("null")
         self.serial, self.mqtt, self.simulate = list(serial or []), mqtt, simulate
         self.mqtt_auth = (username, password, tls)
         self.tls_ca = check_ca(tls_ca)  # before simulated boards try to load it
         self.throw_timeout = throw_timeout
+        # --resume ID: the game set aside it names, checked before anything starts (one line when it cannot be)
+        self.resume = None if resume is None else setaside.at_start(self.journal, resume, self.tmaps, self.switchable)
         # Home Assistant discovery on the MQTT connection (None: off)
         self.hass_prefix = hass.check_prefix(hass_prefix) if hass_prefix is not None and mqtt else None
         self.hass: hass.Publisher | None = None
@@ -116,14 +121,14 @@ class Bridge(Health):
                 self.tmaps[table] = tmap = self._map_for(table, g["game"])
             self.sessions[table] = Session(tmap, self.journal, self.sound, self._sender(), self.throw_timeout)
         ports = list(self.serial)
-        keys = {table: boardkeys.load(boardkeys.path_for(tmap.path)) for table, tmap in self.tmaps.items()}
-        serial_keys = {table: keys[table] if boardkeys.serial_signing(tmap.path) else {}
-                       for table, tmap in self.tmaps.items()}
+        for table in sorted(t for t, tk in self.keys.items() if self.mqtt and not tk.keys):
+            self._note("table %s: %s (no keys file %s; `battlement flash --table %s` makes it)"
+                       % (table, self.keys[table].line(True), self.keys[table].path, table))
         if self.simulate:
             for table, tmap in self.tmaps.items():
                 user, pw, tls = self.mqtt_auth
                 sim = Simulator(tmap, self.mqtt if self.mqtt else None, user, pw, tls, self.tls_ca,
-                                keys[table] if self.mqtt else serial_keys[table])
+                                self.keys[table].on(bool(self.mqtt)))
                 self.sims[table] = sim
                 ports += sim.ports
         if ports:
@@ -142,11 +147,8 @@ class Bridge(Health):
             self.rejected[name] = collections.deque(maxlen=REJECTED_KEPT)
             t.log = self._transport_log(name)
             guard_frames(t, self._note)
-            # Boards of a table with a keys file sign every frame (docs/protocol.md, "Signed frames").
-            for table, ks in (keys if isinstance(t, MqttTransport) else serial_keys).items():
-                for board, key in ks.items():
-                    t.keys[(table if isinstance(t, MqttTransport) else None, board)] = key
-            t.signed = bool(t.keys)
+            # Boards of a table with a keys file sign every frame, per table (docs/protocol.md, "Signed frames").
+            boardkeys.give(t, self.keys, isinstance(t, MqttTransport))
             # Exactly-once across restarts: acknowledge only what is journalled, never apply it again.
             t.acks_on_commit = True
             # Flow control: once the pump is behind, the transport stops reading its links until it has
@@ -171,6 +173,8 @@ class Bridge(Health):
             self._note("sound: " + self.sound.problem)
         # No relight here: each session drew its table when it opened its game, and each board's
         # hello makes it light that board again (forget_board).
+        if self.resume is not None and not self.resume.get("playing"):  # as the host page's "Resume this game"
+            self.resume["reply"] = self.resume_previous(self.resume["table"], self.resume["id"])
 
     async def stop(self) -> None:
         await self.supervisor.stop()
@@ -440,10 +444,11 @@ class Bridge(Health):
             self._switch(table, game)
         s.new_game(game, options, seed)
 
-    def resume_previous(self, table: str) -> dict:
-        """The host page's "Resume the previous game" (switching back to its game when it was another)."""
+    def resume_previous(self, table: str, game_id: int | None = None) -> dict:
+        """The host page's "Resume this game" (game_id: the one its list shows, None: the latest set aside),
+        switching back to its game when it was another. UserError for an id that names no game set aside."""
         s = self.sessions[table]
-        prev = self.journal.previous_game(table, s.game_id)
+        prev = self.journal.previous_game(table, s.game_id) if game_id is None else s.set_aside_game(game_id)
         if prev is not None and prev["game"] != s.tmap.game and self.switchable(table) and prev["game"] in self.games():
             self._switch(table, prev["game"])  # sets the game in progress aside
         return s.resume_previous(prev)
@@ -466,12 +471,10 @@ class Bridge(Health):
             del self.beats[key]
         self.watch.forget(table)
         self.sessions[table].switch(tmap)
-        keys = boardkeys.load(boardkeys.path_for(tmap.path)) if boardkeys.serial_signing(tmap.path) else {}
-        sim = Simulator(tmap, None, None, None, False, None, keys)
+        self.keys[table] = boardkeys.of_table(table, tmap.path, self.keys_dir)  # by table id: the same keys
+        sim = Simulator(tmap, None, None, None, False, None, self.keys[table].on(False))
         if serial is not None:
-            for board, secret in keys.items():
-                serial.keys[(None, board)] = secret
-            serial.signed = bool(serial.keys)
+            boardkeys.give(serial, self.keys, False)
         self.sims[table] = sim
         if sim.ports and serial is None:
             raise UserError("cannot switch to %s: this bridge has no serial transport for its boards" % game)

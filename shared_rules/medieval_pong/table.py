@@ -42,7 +42,9 @@ class Table(TableAdapter):
 
     def __init__(self, rules):
         super().__init__(rules)
-        self.held: tuple[float, dict] | None = None  # (when, ball) waiting out the tie window
+        # (when, ball) waiting out the tie window: its event is journalled "held", and the session
+        # rebuilds this at start by sensing that event again (engine.md, "The table adapter")
+        self.held: tuple[float, dict] | None = None
 
     # --- objects ---------------------------------------------------------------------------
 
@@ -99,6 +101,9 @@ class Table(TableAdapter):
     def _flush(self, state):
         held, self.held = self.held, None
         return [held[1]] if held else []
+
+    def holding(self):
+        return 0 if self.held is None else 1
 
     def deadline(self):
         return None if self.held is None else self.held[0] + TIE_WINDOW

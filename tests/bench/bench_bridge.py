@@ -43,7 +43,8 @@ KEY = bytes(range(16))  # the signed rounds' board key
 
 
 def ringo_map(tid, keys_dir=None):
-    """The Ringo map as table tid; with keys_dir, written there beside a keys file for its board."""
+    """The Ringo map as table tid; with keys_dir, written there with its table's keys file (give the bridge
+    that keys_dir)."""
     path = tables.default_path("ringo")
     with open(path) as f:
         text = f.read().replace('table = "ringo"', 'table = "%s"' % tid)
@@ -51,8 +52,10 @@ def ringo_map(tid, keys_dir=None):
         path = os.path.join(keys_dir, tid + ".toml")
         with open(path, "w") as f:
             f.write(text)
-        with open(os.path.join(keys_dir, tid + ".keys.toml"), "w") as f:
+        keys = os.path.join(keys_dir, tid + ".keys.toml")
+        with open(keys, "w") as f:
             f.write('[keys]\nring-5 = "%s"\n' % KEY.hex())
+        os.chmod(keys, 0o600)  # a keys file others can read is refused
     return tables.parse(text, path)
 
 
@@ -188,7 +191,7 @@ async def serial_latency(bare, toggle=None, key=None):
     with tempfile.TemporaryDirectory() as d:
         close = await start_side(bare, lambda: SerialTransport([board.path]),
                                  lambda: made(Bridge([ringo_map("bench", d if key else None)],
-                                                     os.path.join(d, "j.sqlite"), serial=[board.path])))
+                                                     os.path.join(d, "j.sqlite"), serial=[board.path], keys_dir=d)))
         board.write(hello)
         await asyncio.sleep(0.3)
         ready.set()
@@ -507,7 +510,7 @@ def intake_cost(key, n=20_000, rounds=3):
     for r in range(rounds):
         t = Transport()
         if key is not None:
-            t.signed, t.keys = True, {(None, "ring-5"): key}
+            t.sign(None, {"ring-5": key})
         hello, evs = frames(boot=100 + r, n=n, key=key)
         t._handle_line(hello, "bench")
         t0 = time.perf_counter()

@@ -67,7 +67,7 @@ class Attacker:
 def test_a_keyless_client_that_sees_every_byte_can_forge_nothing(mosquitto, tmp_path):
     async def main():
         t = MqttTransport(mosquitto.url, table=TABLE)
-        t.signed, t.keys = True, {(TABLE, BOARD): KEY}
+        t.sign(TABLE, {BOARD: KEY})
         t.acks_on_commit = True  # the test says when events are durable: until then the board keeps them
         await t.start()
         attacker = Attacker(mosquitto.port)

@@ -76,7 +76,7 @@ def test_monitor_mistakes_are_one_clear_line():
     cases = [
         (["--mqtt", "http://x"], "scheme must be mqtt://"),
         (["--mqtt", "mqtt://127.0.0.1", "--table", "Hall_1"], "table id 'Hall_1' is not allowed"),
-        (["--serial", "/dev/ttyX", "--table", "t"], "--table, --username, --password, --tls and --tls-ca go with --mqtt"),
+        (["--serial", "/dev/ttyX", "--username", "u"], "--table, --username, --password, --tls and --tls-ca go with --mqtt"),
         (["--serial", __file__], "is not a serial device"),
     ]
     for args, words in cases:

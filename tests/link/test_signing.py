@@ -70,7 +70,7 @@ def test_keys_file_is_private_stable_and_ignored_by_git(tmp_path):
     assert boardkeys.provision(path, "tower-1") == k1  # reflashing keeps the key
     k2 = boardkeys.provision(path, "tower-2")
     assert k2 != k1 and boardkeys.load(path) == {"tower-1": bytes.fromhex(k1), "tower-2": bytes.fromhex(k2)}
-    assert boardkeys.path_for(ROOT / "hardware" / "tables" / "ringo.toml").name == "ringo.keys.toml"
+    assert boardkeys.path_of("ringo") == ROOT / "hardware" / "tables" / "ringo.keys.toml"
     ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "hardware/tables/ringo.keys.toml"],
                              check=False)
     assert ignored.returncode == 0
@@ -86,8 +86,8 @@ def test_flash_puts_the_boards_key_in_its_config_and_the_keys_file(tmp_path):
 
     keys = tmp_path / "hall.keys.toml"
     args = Namespace(board="pico-w", port="/dev/null", id="red-kingdom", map=None, dry_run=False,
-                     mqtt=None, table=None, wifi_ssid=None, wifi_password=None, build_dir=str(tmp_path / "b"),
-                     keys=str(keys))
+                     mqtt=None, table="hall", wifi_ssid=None, wifi_password=None, build_dir=str(tmp_path / "b"),
+                     keys_dir=str(tmp_path))
     cfg = plan(args)[0]
     assert bytes.fromhex(cfg["key"]) == boardkeys.load(keys)["red-kingdom"]
     assert plan(args)[0]["key"] == cfg["key"]
@@ -97,7 +97,7 @@ def test_a_signed_serial_board_is_heard_and_an_unsigned_one_is_refused(pty_pair)
     async def main():
         board = SerialBoard(pty_pair.b, key=KEY).open()
         t = SerialTransport([pty_pair.a])
-        t.signed, t.keys = True, {(None, "tower-1"): KEY}
+        t.sign(None, {"tower-1": KEY})
         async with running(t, board) as t:
             board.hello()
             board.event()

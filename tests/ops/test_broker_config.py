@@ -5,9 +5,13 @@ status, and a board can write none of Home Assistant's topics. Two tables on one
 share an id (two Ringo tables, each with its ring-5) each get a login per board, `<table>.<board>`,
 that reaches only its own table's topics."""
 
+import grp
 import os
 import pathlib
+import pwd
+import shutil
 import stat
+import tempfile
 import threading
 import time
 import tomllib
@@ -32,13 +36,18 @@ def wait(cond, what, timeout=10):
 
 
 class Client:
-    def __init__(self, port, user=None, password=None):
+    def __init__(self, port, user=None, password=None, client_id=None, will=None):
+        """will: (topic, payload) the broker publishes, retained, if this client's link ends without a goodbye."""
         self.got, self.marks, self.rc = [], set(), None
         self.subacked: set[int] = set()
         self.up = threading.Event()
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="t-%s-%d" % (user, time.monotonic_ns()))
+        self.down = threading.Event()
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id or "t-%s-%d" % (user, time.monotonic_ns()))
         if user:
             c.username_pw_set(user, password)
+        if will:
+            c.will_set(will[0], will[1], qos=1, retain=True)
+        c.on_disconnect = lambda *a: self.down.set()
         c.on_connect = self._connected
         c.on_message = self._message
         c.on_subscribe = lambda c, u, mid, codes, props=None: self.subacked.add(mid)
@@ -87,6 +96,16 @@ def settle(*paths):
 
 
 @pytest.fixture
+def venue():
+    """A folder as /etc/mosquitto is to a venue's broker: one the broker's own user can reach (a test's
+    tmp_path is inside a folder only its owner may enter). Removed after the test."""
+    d = pathlib.Path(tempfile.mkdtemp(prefix="battlement-venue-"))
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
 def broker_in():
     """broker_in(folder, port): Mosquitto running the mosquitto.conf broker-config wrote there."""
     started = []
@@ -104,8 +123,8 @@ def broker_in():
 def clients(broker_in):  # closed before the broker stops
     made = []
 
-    def connect(port, user=None, password=None):
-        c = Client(port, user, password)
+    def connect(port, user=None, password=None, **kw):
+        c = Client(port, user, password, **kw)
         made.append(c)
         return c
 
@@ -114,11 +133,10 @@ def clients(broker_in):  # closed before the broker stops
         c.close()
 
 
-def test_generated_password_file_and_acl_hold_on_a_real_mosquitto(tmp_path, broker_in, clients):
+def test_generated_password_file_and_acl_hold_on_a_real_mosquitto(venue, broker_in, clients):
     port = free_port()
-    d = tmp_path / "mq"
+    d = venue / "mq"
     users = write([str(MAP)], str(d), port, "127.0.0.1")
-    assert stat.S_IMODE(os.stat(d / "passwords").st_mode) == 0o600
     assert stat.S_IMODE(os.stat(d / "credentials.toml").st_mode) == 0o600
     with open(d / "credentials.toml", "rb") as f:
         assert tomllib.load(f)["users"] == users
@@ -163,10 +181,11 @@ def test_generated_password_file_and_acl_hold_on_a_real_mosquitto(tmp_path, brok
     assert not anon.ok() and not wrong.ok()
 
 
-def test_two_tables_on_one_broker_each_board_of_one_id_reaches_only_its_own_table(tmp_path, broker_in, clients):
+def test_two_tables_on_one_broker_each_board_of_one_id_reaches_only_its_own_table(tmp_path, venue, broker_in,
+                                                                                   clients):
     (a, file_a), (b, file_b) = table_files(tmp_path, 2, prefix="hall")  # Ringo tables, both with ring-5
     port = free_port()
-    d = tmp_path / "mq"
+    d = venue / "mq"
     users = write([file_a, file_b], str(d), port, "127.0.0.1")
     ua, ub = "%s.ring-5" % a, "%s.ring-5" % b
     assert ua in users and ub in users and users[ua] != users[ub]
@@ -199,6 +218,90 @@ def test_two_tables_on_one_broker_each_board_of_one_id_reaches_only_its_own_tabl
     assert ring_a.got == [(topic(a, "down"), b"led for " + a.encode())]
     assert ring_b.got == [(topic(b, "down"), b"led for " + b.encode())]
     assert not swapped.ok() and not bare.ok()
+
+
+def _uid_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return [int(x) for x in next(line for line in f if line.startswith("Uid:")).split()[1:]]
+
+
+def test_the_broker_drops_to_its_own_user_and_reads_files_kept_from_everyone_else(venue, broker_in, clients):
+    """As Debian's service starts it: root runs `mosquitto -c` on the generated config, and Mosquitto drops
+    to its own user before it opens the password file and the ACL."""
+    port = free_port()
+    d = venue / "mq"
+    users = write([str(MAP)], str(d), port, "127.0.0.1")
+    conf = (d / "mosquitto.conf").read_text()
+    assert "user root" not in conf and "user mosquitto" in conf
+    if os.geteuid() == 0:
+        group = grp.getgrnam("mosquitto").gr_gid
+        for name in ("passwords", "acl"):  # the broker's to read, nobody else's
+            st = os.stat(d / name)
+            assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, group, 0o640), name
+        st = os.stat(d / "credentials.toml")  # the plain passwords: root's alone
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600)
+    else:  # a broker run by the user who wrote them
+        assert stat.S_IMODE(os.stat(d / "passwords").st_mode) == 0o600
+    broker = broker_in(d, port)
+    if os.geteuid() == 0:
+        assert set(_uid_of(broker.proc.pid)) == {pwd.getpwnam("mosquitto").pw_uid}  # it is not root
+    board = clients(port, "plingpong.plingpong-1", users["plingpong.plingpong-1"])
+    assert board.ok()  # it read the password file as its own user
+    bridge = clients(port, BRIDGE_USER, users[BRIDGE_USER])
+    assert bridge.ok()
+    bridge.subscribe("battlement/+/+/up")
+    settle((board, "battlement/plingpong/plingpong-1/up", bridge))  # and the ACL: a board's own topic passes
+
+
+def test_a_boards_login_cannot_take_another_boards_client_id_nor_fire_its_will(venue, broker_in, clients):
+    port = free_port()
+    d = venue / "mq"
+    users = write([str(MAP)], str(d), port, "127.0.0.1")
+    assert "use_username_as_clientid true" in (d / "mosquitto.conf").read_text()
+    broker_in(d, port)
+    ua, ub = "plingpong.plingpong-1", "plingpong.plingpong-2"
+    status_b = "battlement/plingpong/plingpong-2/status"
+    bridge = clients(port, BRIDGE_USER, users[BRIDGE_USER])
+    assert bridge.ok()
+    bridge.subscribe("battlement/+/+/status")
+    b_id = "battlement/plingpong/plingpong-2"  # the client id board B's firmware uses
+    board_b = clients(port, ub, users[ub], client_id=b_id, will=(status_b, b"offline"))
+    assert board_b.ok()
+    board_b.c.publish(status_b, b"online", qos=1, retain=True).wait_for_publish(5)
+    board_a = clients(port, ua, users[ua], client_id=b_id)  # A's own login, B's client id
+    assert board_a.ok()  # A is let in, as itself
+    settle((board_b, status_b, bridge))  # B still publishes, on the link it had
+    assert not board_b.down.is_set()  # never thrown off
+    assert (status_b, b"offline") not in bridge.got
+    late = clients(port, BRIDGE_USER, users[BRIDGE_USER])
+    assert late.ok()
+    late.subscribe(status_b)  # the broker still holds B online
+    wait(lambda: (status_b, b"online") in late.got, "B's retained status")
+    assert (status_b, b"offline") not in late.got
+
+
+def test_a_second_bridge_gets_a_login_of_its_own_and_both_keep_their_links(venue, broker_in, clients):
+    """One connection per login: two bridges on one broker (or a monitor beside a bridge) each need their own,
+    or the second throws the first off."""
+    port = free_port()
+    d = venue / "mq"
+    users = write([str(MAP)], str(d), port, "127.0.0.1", bridges=["east"])
+    east = BRIDGE_USER + "-east"
+    assert east in users and users[east] != users[BRIDGE_USER]
+    broker_in(d, port)
+    first, second = clients(port, BRIDGE_USER, users[BRIDGE_USER]), clients(port, east, users[east])
+    assert first.ok() and second.ok()
+    for b in (first, second):
+        b.subscribe("battlement/+/+/up")
+    board = clients(port, "plingpong.plingpong-1", users["plingpong.plingpong-1"])
+    assert board.ok()
+    board.send("battlement/plingpong/plingpong-1/up", b"event")
+    settle((board, "battlement/plingpong/plingpong-1/up", first), (board, "battlement/plingpong/plingpong-1/up", second))
+    assert first.got == second.got == [("battlement/plingpong/plingpong-1/up", b"event")]
+    assert not first.down.is_set() and not second.down.is_set()
+    again = clients(port, BRIDGE_USER, users[BRIDGE_USER])  # the first bridge's login a second time
+    assert again.ok()
+    wait(first.down.is_set, "the first bridge thrown off by its own login's second connection")
 
 
 def test_running_it_again_keeps_every_password_of_every_table(tmp_path, capsys):

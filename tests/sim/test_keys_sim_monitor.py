@@ -1,5 +1,5 @@
 """The table's keys file outside `battlement run`: `battlement sim` signs with it, so a bridge with
-the same table map hears its boards; `battlement monitor` checks every MAC with it, refusing what a
+the same table's keys hears its boards; `battlement monitor` checks every MAC with it, refusing what a
 keyless sender says, and says in words when it has no key to check with."""
 
 import os
@@ -19,8 +19,10 @@ from support.board import SerialBoard
 KEY = bytes(range(16))
 
 
-def _keys_file(tmp_path, board="tower-1"):
-    f = tmp_path / "hall.keys.toml"
+def _keys_file(folder, board="tower-1", table="hall"):
+    """Table's keys, in folder as the keys folder."""
+    folder.mkdir(exist_ok=True)
+    f = folder / (table + ".keys.toml")
     f.write_text('[keys]\n%s = "%s"\n' % (board, KEY.hex()))
     os.chmod(f, 0o600)
     return f
@@ -32,15 +34,16 @@ def _ringo_map(tmp_path):
     return tmap
 
 
-def _sim(tmap):
+def _sim(tmap, keys_dir):
     """`battlement sim` for that table map, its output read by wait_line."""
-    return subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--wait", "30"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--keys-dir",
+                             str(keys_dir), "--wait", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def test_monitor_with_the_keys_checks_every_mac_and_acknowledges_nothing(pty_pair, tmp_path):
-    keys = _keys_file(tmp_path)
-    proc = monitor("--serial", pty_pair.a, "--keys", str(keys), "--every", "0.3", "--seconds", "40")
+    _keys_file(tmp_path)
+    proc = monitor("--serial", pty_pair.a, "--table", "hall", "--keys-dir", str(tmp_path), "--every", "0.3",
+                   "--seconds", "40")
     try:
         wait_line(proc, "signatures: checked with the keys of 1 board(s)")
         wait_line(proc, " open\n")
@@ -61,7 +64,7 @@ def test_monitor_with_the_keys_checks_every_mac_and_acknowledges_nothing(pty_pai
 def test_monitor_without_keys_says_it_cannot_check(pty_pair):
     proc = monitor("--serial", pty_pair.a, "--every", "0.3", "--seconds", "40")
     try:
-        wait_line(proc, "signatures: not checked (no keys; give --keys FILE)")
+        wait_line(proc, "signatures: not checked (no keys: a table's keys: give --table T)")
         wait_line(proc, " open\n")
         board = SerialBoard(pty_pair.b, key=KEY).open()
         board.hello()
@@ -71,14 +74,15 @@ def test_monitor_without_keys_says_it_cannot_check(pty_pair):
         proc.communicate(timeout=15)
 
 
-def test_sim_signs_with_the_keys_file_beside_the_table_map(tmp_path):
+def test_sim_signs_with_the_tables_keys_file(tmp_path):
     tmap = _ringo_map(tmp_path)
     board = min(tables.load(str(tmap)).boards)
-    boardkeys.path_for(tmap).write_text('[keys]\n%s = "%s"\n' % (board, KEY.hex()))
-    proc = _sim(tmap)
+    _keys_file(tmp_path / "keys", board, "ringo")
+    proc = _sim(tmap, tmp_path / "keys")
     try:
         lines = wait_line(proc, "# board %s" % board)
-        assert any("boards sign with the keys in %s (1 of them)" % boardkeys.path_for(tmap) in x for x in lines)
+        where = boardkeys.path_of("ringo", tmp_path / "keys")
+        assert any("boards sign with the keys in %s (1 of them)" % where in x for x in lines)
         port = next(x.split()[1] for x in lines if x.strip().endswith("# board %s" % board))
         fd = os.open(port, os.O_RDWR | os.O_NOCTTY)
         try:
@@ -99,7 +103,7 @@ def test_sim_signs_with_the_keys_file_beside_the_table_map(tmp_path):
 
 def test_sim_without_keys_says_its_boards_do_not_sign(tmp_path):
     tmap = _ringo_map(tmp_path)
-    proc = _sim(tmap)
+    proc = _sim(tmap, tmp_path / "keys")
     try:
         wait_line(proc, "boards do not sign (no keys file")
     finally:

@@ -80,6 +80,21 @@ class BridgeProcess:
             self.log.close()
 
 
+def run_refused(journal, *args, timeout=30):
+    """`battlement run` on `journal` that is to stop at once: (exit status, stdout, stderr). One that starts
+    instead is stopped and fails the test (it ran beside whatever should have kept it out)."""
+    argv = [BATTLEMENT, "run", "--simulate", "--port", str(free_port()), "--journal", str(journal), *args]
+    proc = subprocess.Popen(argv, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError("battlement run did not stop:\n" + out + err) from None
+    return proc.returncode, out, err
+
+
 class Ws:
     """A websocket client of the page's /ws (what the page's script sends and receives)."""
 

@@ -6,6 +6,7 @@ directory, and cleans up on stop(); safe to use from parallel pytest-xdist worke
 
 import os
 import pathlib
+import pwd
 import shutil
 import socket
 import subprocess
@@ -71,34 +72,41 @@ class Broker:
         self.port = port or free_port()
         self.url = "%s://%s:%d" % ("mqtts" if tls else "mqtt", self.host, self.port)
         self.ca = None
+        self.proc = None
+        self.conf = self.dir / "mosquitto.conf"
+        self.own = None  # the broker's own folder, if it is not self.dir (see _own_folder)
+        self.log = None
+        if conf is not None:  # run as it is: it must work as a venue runs it (never `user root`)
+            self.conf = pathlib.Path(conf)
+            return
+        own = self._own_folder()
         tls_conf = ""
         if tls:
-            self.ca, cert, key = _certificates(self.dir, self.host)
+            self.ca, cert, key = _certificates(own, self.host)
             tls_conf = "cafile %s\ncertfile %s\nkeyfile %s\n" % (self.ca, cert, key)
-            if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read our private dir
-                tls_conf += "user root\n"
-        self.conf = self.dir / "mosquitto.conf"
-        self.proc = None
-        if conf is not None:
-            self.conf = pathlib.Path(conf)
-            if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read a private dir
-                self.conf.write_text(self.conf.read_text() + "user root\n")
-            return
         auth = "allow_anonymous true\n"
         if users:
-            pw = self.dir / "passwords"
+            pw = own / "passwords"
             for i, name in enumerate(sorted(users)):
                 create = ["-c"] if i == 0 else []
                 subprocess.run([MOSQUITTO_PASSWD, *create, "-b", str(pw), name, users[name]], check=True, capture_output=True)
             auth = "allow_anonymous false\npassword_file %s\n" % pw
-            if os.geteuid() == 0:  # else mosquitto drops to its own user and cannot read our private dir
-                auth += "user root\n"
+        self.log = own / "mosquitto.log"
         self.conf.write_text(
             "listener %d %s\n%s%spersistence false\nlog_dest file %s\nmax_queued_messages 100000\n"
-            % (self.port, self.host, tls_conf, auth, self.dir / "mosquitto.log")
+            % (self.port, self.host, tls_conf, auth, self.log)
             + ("set_tcp_nodelay true\n" if nodelay else "")
         )
-        self.proc = None
+        _give_to_broker(own)
+
+    def _own_folder(self):
+        """Where the files the broker opens after it drops to its own user go (Debian's Mosquitto, started
+        as root, runs as `mosquitto`): self.dir, or, as root, a folder of that user's that it can reach
+        (a test's tmp_path is inside a folder only root may enter)."""
+        if os.geteuid() != 0:
+            return self.dir
+        self.own = pathlib.Path(tempfile.mkdtemp(prefix="battlement-mqtt-own-"))
+        return self.own
 
     def _accepting(self):
         try:
@@ -110,13 +118,12 @@ class Broker:
     def start(self):
         if self.proc is not None and self.proc.poll() is None:
             return self
-        self.proc = subprocess.Popen(
-            [MOSQUITTO, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        with open(self._stderr, "ab") as err:
+            self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=err)
 
         def up():
             if self.proc.poll() is not None:
-                log = (self.dir / "mosquitto.log").read_text() if (self.dir / "mosquitto.log").exists() else ""
+                log = "".join(p.read_text() for p in (self._stderr, self.log) if p and p.exists())
                 raise RuntimeError("mosquitto exited with %s: %s" % (self.proc.returncode, log[-500:]))
             return self._accepting()
 
@@ -138,9 +145,27 @@ class Broker:
         self.stop()
         self.start()
 
+    @property
+    def _stderr(self):
+        """What the broker says on stderr (where a config without log_dest logs), written by us, not it."""
+        return (self.own or self.dir) / "mosquitto.stderr"
+
     def close(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+        if self.own is not None:
+            shutil.rmtree(self.own, ignore_errors=True)
+
+
+def _give_to_broker(folder):
+    """As root: the folder and what is in it become the `mosquitto` user's (0700), for the broker that drops to
+    it; secret from everyone else still."""
+    if os.geteuid() != 0:
+        return
+    user = pwd.getpwnam("mosquitto")
+    for p in [folder, *folder.iterdir()]:
+        os.chown(p, user.pw_uid, user.pw_gid)
+    os.chmod(folder, 0o700)
 
 
 def settle(client, topic, payloads, timeout=10):

@@ -13,7 +13,7 @@ import sqlite3
 from battlement.bridge import Bridge
 from battlement.link import wire
 from battlement.link.messages import Event, from_frame
-from battlement.table.journal import Journal
+from battlement.table.journal import VERSION, Journal
 from battlement.table.maps import for_game
 from battlement.table.session import KEEP_BLIND, Session
 from support.aio import until
@@ -221,7 +221,7 @@ def test_a_crash_between_the_balls_commit_and_the_mark_asks_nothing_twice_and_a_
 
 def test_a_question_asked_before_answers_were_journalled_is_not_asked_again(tmp_path):
     """A journal of schema 1 kept no answers: a question it shows as asked may have been answered "no",
-    so opening it (migrated to schema 2) asks nothing again; what comes after is asked as ever."""
+    so opening it (migrated to the current schema) asks nothing again; what comes after is asked as ever."""
     path = str(tmp_path / "j.sqlite")
     tmap = for_game("plingpong")
     cup = tmap.objects["green.1"]
@@ -235,7 +235,7 @@ def test_a_question_asked_before_answers_were_journalled_is_not_asked_again(tmp_
     db.close()
 
     j = Journal(path, checkpoint_thread=False)
-    assert j.db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert j.db.execute("PRAGMA user_version").fetchone()[0] == VERSION
     s = Session(tmap, j)
     assert s.blind == []
     s.sensed(Event(None, cup.board, 0xB007, 2, cup.sensor, "blind", 30, 1000, 31000))

@@ -49,12 +49,12 @@ def test_a_second_bridge_on_the_same_journal_gets_one_line_and_exits(bridge_proc
     assert first.state()["game"] == "ringo"  # the first one plays on
 
 
-def test_journal_and_lock_are_only_for_their_owner(tmp_path):
+def test_journal_and_its_wal_are_only_for_their_owner(tmp_path):
     old = os.umask(0o022)
     try:
         j = Journal(str(tmp_path / "j.sqlite"))
         j.new_game("t", "ringo", {}, 1, {"attackers": "x"})
-        for name in ("j.sqlite", "j.sqlite-wal", "j.sqlite.lock"):
+        for name in ("j.sqlite", "j.sqlite-wal"):  # the lock is the journal's own, no file of its own
             assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600, name
         j.close()
     finally:

@@ -24,7 +24,7 @@ from battlement.boards import firmware as fwbuild
 from battlement.boards import hardware
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
-from battlement.link.transport.mqtt.names import SEP, login
+from battlement.link.transport.mqtt.names import SEP, check_id, login
 
 BUILD = hardware.ROOT / "firmware" / "build"
 
@@ -85,7 +85,7 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
             "or set \"transport\": \"serial\" in the map for USB" % path
         )
     if args.mqtt:
-        from battlement.link.transport.mqtt import check_ca, check_id, parse_url
+        from battlement.link.transport.mqtt import check_ca, parse_url
 
         host, port, tls, user, password = parse_url(args.mqtt)
         user = getattr(args, "username", None) or user
@@ -116,16 +116,14 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
             mqtt["tls"] = True
             mqtt["ca"] = _ca_pem(tls_ca)
         wifi = {"ssid": args.wifi_ssid, "password": args.wifi_password or ""}
-    elif args.wifi_ssid or args.table:
-        raise UserError(
-            "--wifi-ssid/--table only mean something with --mqtt URL (the broker the board publishes to)"
-        )
+    elif args.wifi_ssid:
+        raise UserError("--wifi-ssid only means something with --mqtt URL (the broker the board publishes to)")
     cfg = hardware.board_config(m, args.id, mqtt, wifi)
-    # The board's signing key: kept in the keys file beside the table map (made 0600 if missing),
-    # the same one on every reflash so the bridge keeps recognising the board.
-    keys_path = getattr(args, "keys", None) or (
-        boardkeys.path_for(hardware.ROOT / "hardware" / "tables" / ("%s.toml" % args.table)) if args.table else None)
-    if keys_path:
+    # The board's signing key: kept in its table's keys file (battlement.link.keys, made 0600 if missing),
+    # where every command finds it, the same one on every reflash so the bridge keeps recognising the board.
+    if args.table:
+        check_id("table", args.table)
+        keys_path = boardkeys.path_of(args.table, getattr(args, "keys_dir", None))
         have = boardkeys.load(keys_path).get(args.id)
         if args.dry_run:
             cfg["key"] = have.hex() if have else "(a new key, added to %s)" % keys_path
@@ -180,6 +178,9 @@ def run(args) -> int:
         say(shlex.join(c))
     say("cp %s %s" % (shlex.quote(str(fwbuild.FIRMWARE / "main.py")), shlex.quote(str(out / "main.py"))))
     say("# %s:\n%s" % (out / "config.json", _shown(cfg)))
+    say("# signing: %s" % ("on: the board's key is in %s, where every command finds table %s's keys"
+                           % (boardkeys.path_of(args.table, getattr(args, "keys_dir", None)), args.table)
+                           if args.table else "OFF: no --table, so no key; the board signs nothing"))
     for c in mp:
         say(shlex.join(c))
     if args.dry_run:

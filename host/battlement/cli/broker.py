@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from battlement.link import keys as boardkeys
 from battlement.ops.broker import run
 from battlement.ops.hass import DEFAULT_PREFIX
 
@@ -26,4 +27,8 @@ def register(sub) -> None:
     p.add_argument("--bind", default="0.0.0.0", help="address to listen on (default 0.0.0.0: the boards' Wi-Fi)")
     p.add_argument("--hass-prefix", default=DEFAULT_PREFIX, metavar="PREFIX",
                    help="Home Assistant's discovery prefix, as given to `battlement run` (default %(default)s)")
+    p.add_argument("--bridge-login", action="append", metavar="NAME",
+                   help="a further bridge login, battlement-bridge-NAME, with the bridge's rights (repeat): a login "
+                        "is one connection at a time, so a second bridge, or a monitor beside one, needs its own")
+    boardkeys.add_argument(p)  # each table's signing is said, from its keys found as every command finds them
     p.set_defaults(func=run)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from battlement.boards import hardware
 from battlement.boards.flash import run
+from battlement.link import keys as boardkeys
 from battlement.link.transport.args import add_mqtt_login
 
 
@@ -33,13 +34,12 @@ def register(subparsers) -> None:
         metavar="URL",
         help="report over MQTT to this broker, e.g. mqtt://192.168.1.10:1883 (mqtts:// with --tls-ca for TLS)",
     )
-    p.add_argument("--table", help="table id for the MQTT topics (with --mqtt), e.g. hall-1")
+    p.add_argument("--table", help="table id the board belongs to, e.g. hall-1: its MQTT topics (with --mqtt) and "
+                   "the table's keys file its signing key goes in (<keys dir>/<table>.keys.toml, made 0600 if "
+                   "missing); without it the board signs nothing")
     add_mqtt_login(p)
     p.add_argument("--wifi-ssid", help="Wi-Fi network the board joins (with --mqtt)")
     p.add_argument("--wifi-password", help="Wi-Fi password (stored only in the board's config.json)")
-    p.add_argument("--keys", metavar="FILE",
-                   help="keys file the board's signing key goes in (made 0600 if missing; default with --table: "
-                        "hardware/tables/<table>.keys.toml, beside the table map; without either the board "
-                        "signs nothing)")
+    boardkeys.add_argument(p)
     p.add_argument("--build-dir", help="where the compiled files go (default firmware/build/<id>)")
     p.set_defaults(func=run)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import time
 import urllib.error
@@ -26,20 +25,21 @@ from battlement.link import keys as boardkeys
 from battlement.link.messages import Beat, Event, Hello, Reply
 from battlement.link.transport import args as transport_args
 from battlement.link.transport.base import in_order, named
-from battlement.table import maps as tables
 
 EPILOG = """examples:
   battlement monitor --serial /dev/ttyACM0
   battlement monitor --serial /dev/ttyACM0 --serial /dev/ttyACM1
   battlement monitor --mqtt mqtt://192.168.1.10 --table hall-1
   battlement monitor --mqtt mqtts://user:secret@broker.example:8883
-  battlement monitor --mqtt mqtt://192.168.1.10 --keys hardware/tables/plingpong.keys.toml
+  battlement monitor --serial /dev/ttyACM0 --table plingpong      # checks with table plingpong's keys
   battlement monitor --bridge http://127.0.0.1:8000 --code H    # a running bridge (its host code)
 
-With the table's keys file (--keys, or hardware/tables/<table>.keys.toml for --table) the monitor
-checks every frame's MAC: a forged or unsigned frame is rejected and shown as `mac`. Without keys it
-says so, and shows signed frames unverified. With keys it does not acknowledge events: that is the
-bridge's (an acknowledged event leaves its board's outbox).
+With a table's keys (found as every command finds them: <keys dir>/<table>.keys.toml, the keys dir
+hardware/tables unless --keys-dir) the monitor checks every frame's MAC: a forged or unsigned frame
+from a board with a key is rejected and shown as `mac`. --table names the table (with --serial too);
+on MQTT without --table, every table with a keys file there is checked. Without keys it says so, and
+shows signed frames unverified. With keys it does not acknowledge events: that is the bridge's (an
+acknowledged event leaves its board's outbox).
 
 Lines starting with '--' are what the host noticed (ports, boots, gaps, rejects);
 lines starting with '==' are the counters: accepted messages, then rejections by reason.
@@ -59,8 +59,7 @@ def register(sub) -> None:
     p.add_argument("--bridge", metavar="URL", help="watch a running bridge (its page's address) instead of the "
                    "boards: the bridge keeps the ports, the monitor asks it")
     p.add_argument("--code", metavar="H", help="with --bridge: the bridge's host code")
-    p.add_argument("--keys", metavar="FILE", help="the table's board keys file (default with --table T: "
-                   "hardware/tables/T.keys.toml if there is one): check every frame's MAC")
+    boardkeys.add_argument(p)
     p.add_argument("--every", type=float, default=5.0, metavar="SECONDS", help="print counters this often (default 5)")
     p.add_argument("--count", type=int, default=0, metavar="N", help="stop after N messages (default: run until Ctrl-C)")
     p.add_argument("--seconds", type=float, default=0, help="stop after this many seconds (default: until Ctrl-C)")
@@ -269,30 +268,22 @@ def watch_bridge(url: str, code: str, every: float = 5.0, seconds: float = 0, po
             time.sleep(poll)
 
 
-def use_keys(t, keys_file: str | None, table: str | None, mqtt: bool) -> str:
-    """Give transport t the table's keys, if there are any; returns what the monitor checks, in words."""
-    if keys_file is None and table:
-        beside = boardkeys.path_for(os.path.join(tables.TABLES_DIR, table + ".toml"))
-        keys_file = str(beside) if beside.exists() else None
-    if keys_file is None:
+def use_keys(t, keys_dir: str | None, table: str | None, mqtt: bool) -> str:
+    """Give transport t the keys of the table (of every table with keys, on MQTT without one), found as
+    every command finds them; returns what the monitor checks, in words."""
+    found = {table: boardkeys.of_table(table, None, keys_dir)} if table else (
+        boardkeys.all_tables(keys_dir) if mqtt else {})
+    found = {k: tk for k, tk in found.items() if tk.keys}
+    if not found:
         _unsigned_notes(t)
-        return ("signatures: not checked (no keys; give --keys FILE): frames are shown as they come, "
-                "a signed one unverified")
-    if not os.path.exists(keys_file):
-        raise UserError("--keys %s: no such keys file" % keys_file)
-    keys = boardkeys.load(keys_file)
-    if mqtt and not table:
-        tmap = boardkeys.table_map_of(keys_file)
-        if tmap is None:
-            raise UserError("--keys %s: which table are these keys for? give --table" % keys_file)
-        table = tables.load(str(tmap)).table
-        t.table = table
-    for board, key in keys.items():
-        t.keys[(table if mqtt else None, board)] = key
-    t.signed = True
+        where = boardkeys.path_of(table, keys_dir) if table else "a table's keys: give --table T"
+        return ("signatures: not checked (no keys: %s): frames are shown as they come, a signed one unverified"
+                % where)
+    boardkeys.give(t, found, mqtt)
     t.acknowledges = False  # the bridge acknowledges what it journalled; a watcher must not
     return ("signatures: checked with the keys of %d board(s) from %s (frames without the right MAC are "
-            "rejected as mac); events are not acknowledged here" % (len(keys), keys_file))
+            "rejected as mac); events are not acknowledged here"
+            % (sum(len(tk.keys) for tk in found.values()), ", ".join(str(tk.path) for tk in found.values())))
 
 
 def _unsigned_notes(t) -> None:
@@ -304,7 +295,7 @@ def _unsigned_notes(t) -> None:
             board = line.split(b" ", 2)[1][:32] if line.count(b" ") >= 2 else b"?"
             if board not in said:
                 said.add(board)
-                _say("-- board %s signs its frames: their MAC is not checked here (no key; --keys FILE)"
+                _say("-- board %s signs its frames: their MAC is not checked here (no key; --table T)"
                      % board.decode("ascii", "replace"))
         inner(line, link, *args)
     t._handle_line = handle_line
@@ -325,10 +316,13 @@ def run(args) -> int:
         return 0
     if args.code:
         raise UserError("--code goes with --bridge")
+    table = args.table
+    if args.serial:  # on serial, --table only names whose keys check the frames (a board's id names it)
+        args.table = None
     t = transport_args.from_args(args)
     if t is None:
         raise UserError("what to watch: --serial PORT, --mqtt URL, or a running bridge with --bridge URL --code H")
     _say("-- monitoring %s (Ctrl-C to stop)" % transport_args.describe(args))
-    _say("-- " + use_keys(t, args.keys, args.table, bool(args.mqtt)))
+    _say("-- " + use_keys(t, args.keys_dir, table, bool(args.mqtt)))
     asyncio.run(watch(t, args.every, args.count, args.seconds))
     return 0

@@ -16,10 +16,15 @@ import sys
 import time
 
 from battlement.bridge import DEFAULT_GAME, Bridge
+from battlement.cli.rules import options_said, table_options
 from battlement.errors import UserError
+from battlement.link import keys as boardkeys
 from battlement.link.transport.args import add_mqtt_login
 from battlement.ops import hass, logs
 from battlement.sound.speaker import Sound
+from battlement.table import setaside
+from battlement.table.journal import Journal
+from battlement.table.journallock import replace_if_damaged
 from battlement.table.maps import TableMap, for_game, load
 from battlement.web import onboarding
 
@@ -40,12 +45,14 @@ async def serve(args) -> int:
     from battlement.web.app import create_app
 
     t0 = time.monotonic()
-    maps = _tables(args)  # a wrong map is the one line the user sees, before anything else starts
+    maps, given = table_options(_tables(args), args.option)  # a wrong map or option is one line, before anything starts
     _bind(args.host, args.port).close()  # a busy port too is one line, before anything starts
     sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
+    if args.new_journal:  # a damaged journal moves aside (said in the log) and the bridge makes a new one
+        replace_if_damaged(args.journal)
     bridge = Bridge(maps, args.journal, args.serial, args.mqtt, args.username, args.password,
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code,
-                    args.hass_prefix if args.hass else None)
+                    args.hass_prefix if args.hass else None, keys_dir=args.keys_dir, resume=args.resume)
     await bridge.start()
     app = create_app(bridge)
     # a page's action is a few hundred bytes; up to 1 MiB is answered in words, beyond it the frame is refused
@@ -93,6 +100,12 @@ async def serve(args) -> int:
     print("  host page:  %s/host?code=%s   (QR codes for every page are on it)" % (base, bridge.host_code))
     print("  mDNS:       %s" % found)
     print("  sound:      %s" % sound.describe())
+    for table, tk in sorted(bridge.keys.items()):  # whether anyone on the link can act as a board
+        print("  %-11s %s" % (table + ":", tk.line(bool(args.mqtt))))
+    for line in options_said(bridge.sessions, given):
+        print("  options:    " + line)
+    if bridge.resume is not None:
+        print("  resumed:    " + setaside.said_at_start(bridge.resume))
     if args.mqtt:
         print("  Home Assistant: %s" % ("discovery under %s/ (availability %s)" % (bridge.hass.prefix, bridge.hass.avail)
                                         if bridge.hass else "off (--no-hass)"))
@@ -133,7 +146,21 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def list_games(path: str) -> int:
+    """--list-games: the journal's games set aside, with the ids --resume takes; no bridge starts."""
+    if not os.path.exists(path):
+        raise UserError("no journal at %s (--journal names it)" % path)
+    journal = Journal(path, checkpoint_thread=False)  # refused in one line while a bridge has it open
+    try:
+        print("\n".join(setaside.listing(journal)))
+    finally:
+        journal.close()
+    return 0
+
+
 def run(args) -> int:
+    if args.list_games:
+        return list_games(args.journal)
     if not os.path.isdir(os.path.dirname(os.path.abspath(args.journal))):
         os.makedirs(os.path.dirname(os.path.abspath(args.journal)), exist_ok=True)
     logs.setup(args.log_level, args.log_file or logs.default_file(args.journal))
@@ -150,11 +177,15 @@ def register(sub) -> None:
                "--table hardware/tables/%s.toml --serial /dev/ttyACM0 --serial /dev/ttyACM1" % (DEFAULT_GAME, DEFAULT_GAME),
     )
     p.add_argument("--game", help="game to play (default: the table map's, else %s)" % DEFAULT_GAME)
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="a game option as 'battlement games' lists it (repeat): the game the bridge starts plays "
+                        "with it, as do new games; a game resumed from the journal keeps its own")
     p.add_argument("--table", action="append", metavar="TOML",
                    help="table map (repeat for several tables); default hardware/tables/<game>.toml")
     p.add_argument("--serial", action="append", metavar="PORT", help="a board's serial port (repeat)")
     p.add_argument("--mqtt", metavar="URL", help="MQTT broker, mqtt://[user:pass@]host:1883 or mqtts://")
     add_mqtt_login(p)
+    boardkeys.add_argument(p)
     p.add_argument("--hass", action=argparse.BooleanOptionalAction, default=True,
                    help="with --mqtt: announce each table to Home Assistant by MQTT discovery (a device per table "
                         "and per board: game state, winner, hits/falls/moves, boards online; public view only) "
@@ -167,6 +198,15 @@ def register(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to serve the page on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port of the page (default 8000)")
     p.add_argument("--journal", default="var/journal.sqlite", help="SQLite journal (default var/journal.sqlite)")
+    p.add_argument("--resume", type=int, metavar="ID",
+                   help="take up again, at start, the game set aside with this id (the host page and --list-games "
+                        "show it); the game in progress is set aside in its turn")
+    p.add_argument("--list-games", action="store_true",
+                   help="list the journal's games set aside (with the ids --resume takes) and those in progress, "
+                        "and exit")
+    p.add_argument("--new-journal", action="store_true",
+                   help="if the journal is damaged, move it aside (as <journal>.damaged-<UTC time>, with its -wal "
+                        "and -shm) and start a new one; a sound journal is opened as always")
     p.add_argument("--host-code", help="code of the host page (default: a random one, made once and kept in the "
                                        "journal so open pages reconnect after a restart; printed)")
     p.add_argument("--throw-timeout", type=float, default=0.0, metavar="S",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from battlement.link import keys as boardkeys
 from battlement.link.transport.args import add_mqtt_login
 from battlement.sim.simulator import run
 
@@ -23,6 +24,5 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the random changes (default 1)")
     p.add_argument("--wait", type=float, default=1.0, help="seconds to wait before playing (default 1)")
     p.add_argument("--linger", type=float, default=1.0, help="seconds to keep answering after the script")
-    p.add_argument("--keys", metavar="FILE", help="the boards' keys file (default: beside the table map, "
-                   "<table>.keys.toml, as 'battlement run' reads it); with keys the boards sign every frame")
+    boardkeys.add_argument(p)  # with the table's keys (as `battlement run` finds them) the boards sign every frame
     p.set_defaults(func=run)

@@ -1,15 +1,22 @@
 """Board keys: one secret per board, shared by the board (its config.json) and the bridge.
 
-The bridge reads them from a keys file beside the table map (hardware/tables/<table>.keys.toml
-for hardware/tables/<table>.toml), which `battlement flash` creates (mode 0600) and adds a board
-to when it provisions it. The file is git-ignored: a key in a repository is a key for everyone.
+Where a table's keys are, for every command (`flash`, `run`, `sim`, `monitor`, `broker-config`): in one
+keys folder, by the table id (the `table = "..."` its map declares, the id `flash --table` names, the
+MQTT topic's), wherever the map is stored and whatever its file is called:
+
+    <keys dir>/<table>.keys.toml        keys dir: --keys-dir DIR, else hardware/tables
+
+`battlement flash --table T` creates it (mode 0600) and adds a board to it when it provisions one. A keys
+file others may read or write is refused, as ssh refuses such a key. The file is git-ignored: a key in a
+repository is a key for everyone.
 
     # board keys of table hall-1: secret, keep it 0600 and out of git
     [keys]
     tower-1 = "5f0c...32 hex digits"
 
-With a keys file, every frame to and from the table's boards carries a MAC (wire.sign/verify).
-A table map may turn signing off for its serial boards (a private USB hub, no broker):
+With a keys file, every frame to and from the table's boards carries a MAC (wire.sign/verify); a table
+without one is unsigned, and every command says so. A table map may turn signing off for its serial
+boards (a private USB hub, no broker):
 
     [signing]
     serial = false
@@ -17,31 +24,50 @@ A table map may turn signing off for its serial boards (a private USB hub, no br
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import re
 import secrets
+import stat
 import tomllib
 
 from battlement.errors import UserError
 
 KEY_BYTES = 16  # 128-bit keys
 _HEX = re.compile(r"^[0-9a-f]{32,128}$")
+DEFAULT_DIR = pathlib.Path(__file__).resolve().parents[3] / "hardware" / "tables"
+SUFFIX = ".keys.toml"
 
 
-def path_for(table_map: str | os.PathLike) -> pathlib.Path:
-    """The keys file beside a table map: x.toml -> x.keys.toml."""
+def add_argument(parser) -> None:
+    """--keys-dir, the same for every command that reads or writes board keys."""
+    parser.add_argument("--keys-dir", metavar="DIR",
+                        help="folder of the tables' board keys, <table>.keys.toml by table id (default "
+                             "hardware/tables); give every command the same one")
+
+
+def directory(keys_dir: str | os.PathLike | None = None) -> pathlib.Path:
+    return pathlib.Path(keys_dir) if keys_dir else DEFAULT_DIR
+
+
+def path_of(table: str, keys_dir: str | os.PathLike | None = None) -> pathlib.Path:
+    """The one place table's keys are: <keys dir>/<table>.keys.toml."""
+    return directory(keys_dir) / (table + SUFFIX)
+
+
+def _beside(table_map: str | os.PathLike) -> pathlib.Path:
+    """Where keys were once looked for: beside the table map (x.toml -> x.keys.toml)."""
     p = pathlib.Path(table_map)
-    return p.with_name(p.name[:-5] + ".keys.toml" if p.name.endswith(".toml") else p.name + ".keys.toml")
+    return p.with_name(p.name.removesuffix(".toml") + SUFFIX)
 
 
-def table_map_of(keys_file: str | os.PathLike) -> pathlib.Path | None:
-    """The table map a keys file sits beside (x.keys.toml -> x.toml), if it is there."""
-    p = pathlib.Path(keys_file)
-    if not p.name.endswith(".keys.toml"):
-        return None
-    m = p.with_name(p.name[: -len(".keys.toml")] + ".toml")
-    return m if m.exists() else None
+def check_private(path: pathlib.Path) -> None:
+    """A keys file others may read (or change) is refused, in one line that says the fix."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise UserError("keys file %s is %s by others (mode %04o): chmod 600 %s"
+                        % (path, "readable" if mode & 0o044 else "writable", mode, path))
 
 
 def load(path: str | os.PathLike) -> dict[str, bytes]:
@@ -49,6 +75,7 @@ def load(path: str | os.PathLike) -> dict[str, bytes]:
     p = pathlib.Path(path)
     if not p.exists():
         return {}
+    check_private(p)
     try:
         with open(p, "rb") as f:
             data = tomllib.load(f)
@@ -63,6 +90,65 @@ def load(path: str | os.PathLike) -> dict[str, bytes]:
             raise UserError("%s: key of board %s must be 32-128 lowercase hex digits" % (p, board))
         out[board] = bytes.fromhex(key)
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class TableKeys:
+    """A table's board keys as found by of_table: where, which, and whether its serial boards sign."""
+
+    table: str
+    path: pathlib.Path
+    keys: dict[str, bytes]  # board -> key; {}: the table is unsigned
+    serial: bool = True  # False: its map says [signing] serial = false
+
+    def on(self, mqtt: bool) -> dict[str, bytes]:
+        """The keys its boards sign with on MQTT (mqtt) or on serial."""
+        return self.keys if mqtt or self.serial else {}
+
+    def line(self, mqtt: bool) -> str:
+        """Whether the table's boards sign, in words (the banner, the host page, broker-config)."""
+        if self.on(mqtt):
+            return "signing: on (%d board%s)" % (len(self.keys), "" if len(self.keys) == 1 else "s")
+        if mqtt:
+            return "signing: OFF: anyone on the broker can act as a board"
+        if self.keys:
+            return "signing: OFF on serial (its map says [signing] serial = false)"
+        return "signing: OFF: anything on its serial ports can act as a board"
+
+
+def of_table(table: str, table_map: str | os.PathLike | None = None,
+             keys_dir: str | os.PathLike | None = None) -> TableKeys:
+    """Table's keys, found the one way (path_of), with its map's [signing] if a map is given.
+
+    A keys file beside a map stored elsewhere (not in hardware/tables nor the keys folder, where every
+    <x>.keys.toml is table x's) is where keys were once looked for: named, never passed over."""
+    path = path_of(table, keys_dir)
+    if table_map is not None:
+        beside = _beside(table_map)
+        here = beside.parent.resolve()
+        if beside.exists() and here not in (DEFAULT_DIR.resolve(), directory(keys_dir).resolve()):
+            raise UserError("%s holds board keys, but table %s's keys are read from %s (every command finds them "
+                            "there): move the file there, or give --keys-dir %s" % (beside, table, path, here))
+    return TableKeys(table, path, load(path), serial_signing(table_map) if table_map is not None else True)
+
+
+def all_tables(keys_dir: str | os.PathLike | None = None) -> dict[str, TableKeys]:
+    """Every table with a keys file in the keys folder, by table id."""
+    d = directory(keys_dir)
+    return {p.name[:-len(SUFFIX)]: of_table(p.name[:-len(SUFFIX)], None, keys_dir)
+            for p in sorted(d.glob("*" + SUFFIX))} if d.is_dir() else {}
+
+
+def give(transport, tables: dict[str, TableKeys], mqtt: bool) -> None:
+    """Each table's keys to a transport, signing decided per table (Transport.sign). On serial, where a
+    board's id alone names it, every table's keys go in one; every board there must sign only if every
+    table's boards do (else a board must sign if it has a key)."""
+    if mqtt:
+        for tk in tables.values():
+            transport.sign(tk.table, tk.keys)
+        return
+    on = [tk.on(False) for tk in tables.values()]
+    transport.sign(None, {b: k for ks in on for b, k in ks.items()}, every_board=bool(on) and all(on))
 
 
 def provision(path: str | os.PathLike, board: str) -> str:

@@ -4,16 +4,26 @@
 
 writes, into --out:
   mosquitto.conf    listener, no anonymous clients, the password and ACL files, set_tcp_nodelay
-                    (small QoS 1 frames otherwise wait on Nagle), persistence
-  passwords         one user per board of each table, named <table>.<board>, one for the bridge and one
-                    for Home Assistant, in Mosquitto's PBKDF2-SHA512 format ($7$, what mosquitto_passwd
-                    writes), mode 0600
+                    (small QoS 1 frames otherwise wait on Nagle), use_username_as_clientid (a login owns
+                    its client id: no board can take over another's session and fire its will), the
+                    `mosquitto` user to drop to, persistence (in data/)
+  passwords         one user per board of each table, named <table>.<board>, one for the bridge (and one
+                    per further bridge, --bridge-login NAME: a login is one connection) and one for Home
+                    Assistant, in Mosquitto's PBKDF2-SHA512 format ($7$, what mosquitto_passwd writes);
+                    see "Owners" below
   acl               each board may write only its own table's up/status topics of its id and read only
                     its own down topic; the bridge reads every board's up/status and writes their down
                     topics, and writes Home Assistant's discovery and its own game/event/availability
                     topics; Home Assistant reads those and the boards' status, and writes only its birth message
   credentials.toml  the plain passwords, mode 0600: give each to its board (`battlement flash
                     --mqtt mqtt://<table>.<board>:<password>@host`) and the bridge's to `battlement run`
+
+Owners: Mosquitto started as root (Debian's service) reads its config, then drops to the `mosquitto` user
+and only then opens the password file and the ACL, and writes its persistence. Run as root, this makes
+the folder root:mosquitto 0750, passwords and acl root:mosquitto 0640 (the broker reads them, nobody else
+does), data/ mosquitto's own 0700, and credentials.toml root's 0600 (the broker never needs the plain
+passwords). Run as another user, the files are that user's, 0600 (data/ 0700): for a broker run as
+that user.
 
 A board's login names its table: every Ringo table has a ring-5, and one broker may serve several
 tables. Table and board ids are a-z 0-9 '-', so the '.' between them is never part of either, and it
@@ -31,17 +41,20 @@ import base64
 import hashlib
 import os
 import pathlib
+import pwd
 import secrets
 import tomllib
 
 from battlement.errors import UserError
-from battlement.link.transport.mqtt.names import SEP, login
+from battlement.link import keys as boardkeys
+from battlement.link.transport.mqtt.names import SEP, check_id, login
 from battlement.ops.hass import DEFAULT_PREFIX, check_prefix
 from battlement.table.maps import TableMap, load
 
 BRIDGE_USER = "battlement-bridge"
 HASS_USER = "homeassistant"  # the login for Home Assistant's MQTT integration
 ITERATIONS = 101  # mosquitto_passwd's default for $7$ (PBKDF2-SHA512)
+BROKER_USER = "mosquitto"  # who Mosquitto drops to when started as root (Debian's default and service)
 
 
 def pbkdf2_line(user: str, password: str, salt: bytes | None = None) -> str:
@@ -51,23 +64,58 @@ def pbkdf2_line(user: str, password: str, salt: bytes | None = None) -> str:
     return "%s:$7$%d$%s$%s" % (user, ITERATIONS, base64.b64encode(salt).decode(), base64.b64encode(dk).decode())
 
 
-def _private(path: pathlib.Path, text: str) -> None:
+def broker_ids() -> tuple[int, int] | None:
+    """(uid, gid) of the broker's own user when we are root (its files are then given to it), else None."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        u = pwd.getpwnam(BROKER_USER)
+    except KeyError:
+        return None
+    return u.pw_uid, u.pw_gid
+
+
+def _private(path: pathlib.Path, text: str, broker: tuple[int, int] | None = None) -> None:
+    """Written 0600; with broker (uid, gid), root:<its group> 0640: for the broker to read, nobody else."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.chmod(path, 0o600)
+    if broker is not None:
+        os.chown(path, 0, broker[1])
+        os.chmod(path, 0o640)
 
 
-def acl_text(tables: dict[str, list[str]], hass_prefix: str = DEFAULT_PREFIX) -> str:
-    """tables: table id -> its board ids."""
+def _folders(d: pathlib.Path, broker: tuple[int, int] | None) -> pathlib.Path:
+    """The out folder (the broker's group may enter it) and data/, the broker's own for its persistence."""
+    d.mkdir(parents=True, exist_ok=True)
+    data = d / "data"
+    data.mkdir(exist_ok=True)
+    os.chmod(data, 0o700)
+    if broker is not None:
+        os.chown(d, 0, broker[1])
+        os.chmod(d, 0o750)
+        os.chown(data, *broker)
+    return data
+
+
+def bridge_logins(names: list[str] | None) -> list[str]:
+    """The bridges' logins: battlement-bridge, and battlement-bridge-<name> for each further one. A login is
+    one connection at a time (use_username_as_clientid), so each bridge, or a monitor beside one, needs its own."""
+    return [BRIDGE_USER] + ["%s-%s" % (BRIDGE_USER, check_id("bridge login", n)) for n in sorted(set(names or []))]
+
+
+def acl_text(tables: dict[str, list[str]], hass_prefix: str = DEFAULT_PREFIX, bridges: list[str] | None = None) -> str:
+    """tables: table id -> its board ids; bridges: the bridges' logins (bridge_logins)."""
     # Home Assistant's topics (battlement.ops.hass): discovery under the prefix, the bridge's own three kinds
     published = ["battlement/+/game", "battlement/+/event", "battlement/bridge/+"]
     out = ["# Battlement tables %s: who may publish and subscribe to what (battlement broker-config)"
-           % ", ".join(sorted(tables)),
-           "", "user %s" % BRIDGE_USER,
-           "topic read battlement/+/+/up", "topic read battlement/+/+/status", "topic write battlement/+/+/down",
-           "topic write %s/#" % hass_prefix, "topic read %s/status" % hass_prefix]
-    out += ["topic write %s" % t for t in published]
+           % ", ".join(sorted(tables))]
+    for user in bridges or [BRIDGE_USER]:
+        out += ["", "user %s" % user,
+                "topic read battlement/+/+/up", "topic read battlement/+/+/status", "topic write battlement/+/+/down",
+                "topic write %s/#" % hass_prefix, "topic read %s/status" % hass_prefix]
+        out += ["topic write %s" % t for t in published]
     out += ["", "user %s" % HASS_USER, "topic readwrite %s/#" % hass_prefix, "topic read battlement/+/+/status"]
     out += ["topic read %s" % t for t in published]
     for table in sorted(tables):
@@ -104,57 +152,77 @@ def credentials(out: str) -> dict[str, str]:
 
 
 def write(table_maps: list[str], out: str, port: int = 1883, bind: str = "0.0.0.0",
-          hass_prefix: str = DEFAULT_PREFIX) -> dict[str, str]:
-    """Write the four files for the tables of table_maps; returns user -> password of this broker's users."""
+          hass_prefix: str = DEFAULT_PREFIX, bridges: list[str] | None = None) -> dict[str, str]:
+    """Write the four files for the tables of table_maps (and a login for each further bridge named in
+    bridges); returns user -> password of this broker's users."""
     check_prefix(hass_prefix)
+    bridge_users = bridge_logins(bridges)
     tmaps = load_tables(table_maps)
     boards = {t.table: sorted(t.boards) for t in tmaps}
     d = pathlib.Path(out)
     creds = credentials(out)
-    d.mkdir(parents=True, exist_ok=True)
-    users = [BRIDGE_USER, HASS_USER] + sorted(login(t, b) for t in boards for b in boards[t])
+    broker = broker_ids()
+    data = _folders(d, broker)
+    users = bridge_users + [HASS_USER] + sorted(login(t, b) for t in boards for b in boards[t])
     for u in users:
         creds.setdefault(u, secrets.token_urlsafe(18))
-    # Kept for later runs: other tables' logins. Logins without a table (the one-table scheme) are gone.
-    kept = users + sorted(u for u in creds if SEP in u and u.split(SEP)[0] not in boards)
-    _private(d / "passwords", "".join(pbkdf2_line(u, creds[u]) + "\n" for u in users))
+    # Kept for later runs: other tables' and bridges' logins. Logins without a table (the one-table scheme) are gone.
+    kept = users + sorted(u for u in creds if u not in users and (
+        SEP in u and u.split(SEP)[0] not in boards or u.startswith(BRIDGE_USER + "-")))
+    _private(d / "passwords", "".join(pbkdf2_line(u, creds[u]) + "\n" for u in users), broker)
     _private(d / "credentials.toml", "# MQTT logins of Battlement tables (battlement broker-config): secret (0600)\n"
              "[users]\n" + "".join('"%s" = "%s"\n' % (u, creds[u]) for u in kept))
-    (d / "acl").write_text(acl_text(boards, hass_prefix))
+    _private(d / "acl", acl_text(boards, hass_prefix, bridge_users), broker)
     (d / "mosquitto.conf").write_text(
         "# Mosquitto for Battlement tables %s (battlement broker-config)\n"
+        "# started as root it reads this, then runs as this user, who reads the password file and ACL\n"
+        "user %s\n"
         "per_listener_settings false\n"
         "listener %d %s\n"
         "allow_anonymous false\n"
         "password_file %s\n"
         "acl_file %s\n"
+        "# a login owns its client id: no board can take over another's session and fire its will\n"
+        "use_username_as_clientid true\n"
         "# frames are small QoS 1 packets: without this each waits ~40 ms on Nagle's algorithm\n"
         "set_tcp_nodelay true\n"
         "persistence true\n"
         "persistence_location %s/\n"
-        % (", ".join(sorted(boards)), port, bind, (d / "passwords").resolve(), (d / "acl").resolve(), d.resolve()))
+        % (", ".join(sorted(boards)), BROKER_USER, port, bind, (d / "passwords").resolve(), (d / "acl").resolve(),
+           data.resolve()))
     return {u: creds[u] for u in users}
 
 
 def run(args) -> int:
     before = credentials(args.out)
-    users = write(args.table, args.out, args.port, args.bind, args.hass_prefix)
+    # each table's keys, found as every command finds them (a keys file others can read stops it here)
+    signing = [boardkeys.of_table(t.table, t.path, args.keys_dir) for t in load_tables(args.table)]
+    users = write(args.table, args.out, args.port, args.bind, args.hass_prefix, args.bridge_login)
     tables = sorted({u.split(SEP)[0] for u in users if SEP in u})
-    print("wrote %s/mosquitto.conf, passwords, acl and credentials.toml (%d users: the bridge, Home Assistant "
-          "and %d boards of %s)" % (args.out, len(users), len(users) - 2, ", ".join(tables)))
+    bridges = bridge_logins(args.bridge_login)
+    print("wrote %s/mosquitto.conf, passwords, acl and credentials.toml (%d users: %s, Home Assistant "
+          "and %d boards of %s)" % (args.out, len(users), "the bridge" if len(bridges) == 1 else "%d bridges"
+                                    % len(bridges), len(users) - len(bridges) - 1, ", ".join(tables)))
     others = sorted({u.split(SEP)[0] for u in before if SEP in u} - set(tables))
     if others:
         print("  not on this broker now: %s (passwords kept in credentials.toml; name it with --table again "
               "to bring it back)" % ", ".join(others))
-    bare = sorted(u for u in before if SEP not in u and u not in (BRIDGE_USER, HASS_USER))
+    bare = sorted(u for u in before if SEP not in u and u != HASS_USER and not u.startswith(BRIDGE_USER))
     if bare:
         print("  logins named by a board id alone are gone (%s): flash those boards again with their "
               "<table>.<board> login" % ", ".join(bare))
+    for tk in signing:
+        print("  %s: %s%s" % (tk.table, tk.line(True), "" if tk.keys else " (no keys file %s: `battlement flash "
+                                                                          "--table %s` makes it)" % (tk.path, tk.table)))
+    if broker_ids() is None:
+        print("  owners: the files are yours, 0600, for a broker run as you (Mosquitto started as root drops to "
+              "its %s user, who could not read them: there, run broker-config as root)" % BROKER_USER)
     print("  start it:   mosquitto -c %s/mosquitto.conf" % args.out)
     print("  a board:    battlement flash ... --table TABLE --id BOARD --mqtt mqtt://TABLE.BOARD:<password>@HOST:%d"
           % args.port)
-    print("  the bridge: battlement run --mqtt mqtt://%s:<password>@HOST:%d  (passwords in credentials.toml)"
-          % (BRIDGE_USER, args.port))
+    print("  the bridge: battlement run --mqtt mqtt://%s:<password>@HOST:%d  (passwords in credentials.toml; one "
+          "connection per login: a second bridge, or a monitor beside it, logs in as %s)"
+          % (BRIDGE_USER, args.port, " or ".join(bridges[1:]) or "another --bridge-login"))
     print("  Home Assistant: its MQTT integration logs in as %s (password in credentials.toml)" % HASS_USER)
     return 0
 

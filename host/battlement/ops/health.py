@@ -1,5 +1,5 @@
 """What an operator sees of a bridge: its tasks, every counter by reason, the last rejected frames, each
-board's heartbeat and health, which boards are online, and the LED test.
+board's heartbeat and health, which boards are online, whether each table signs, and the LED test.
 
 A mixin of the Bridge (battlement.bridge), reading the parts the Bridge wires together, as the metrics
 (battlement.ops.metrics) do: the host page, /api/health and `battlement monitor --bridge` show what it says.
@@ -11,6 +11,7 @@ import asyncio
 import collections
 from typing import Any
 
+from battlement.link.keys import TableKeys
 from battlement.link.messages import Led
 from battlement.link.transport.base import in_order
 from battlement.ops.supervise import Supervisor
@@ -38,6 +39,8 @@ class Health:
     counters: dict[str, int]
     web_counters: dict[str, int]
     notes: list[str]
+    keys: dict[str, TableKeys]  # each table's board keys, as the bridge found them
+    mqtt: str | None
     _links: dict[str, dict]
 
     def _note(self, text: str) -> None:
@@ -65,6 +68,7 @@ class Health:
             "boards": sorted(self.beats.values(), key=lambda b: (b["table"], b["board"])),
             "board_health": self.board_health(),
             "notes": self.notes[-20:],
+            "signing": {table: tk.line(bool(self.mqtt)) for table, tk in sorted(self.keys.items())},
             "hass": dict(self.hass.counters) if self.hass is not None else None,
         }
 

@@ -309,7 +309,7 @@ async def play(sim: Simulator, steps: list[dict], speed: float = 1.0, echo=print
         else:
             if step["board"] not in sim.boards:
                 raise UserError("script line %d: no board %r on %s" % (step["line"], step["board"], sim.tmap.path))
-            sim.boards[step["board"]].sense(step["sensor"], int(step["value"]))
+            sim.boards[step["board"]].sense(step["sensor"], int(step["value"]), kind=step.get("kind"))  # kind: blind, blocked
             echo("%.2fs %s/%s -> %d" % (time.monotonic() - t0, step["board"], step["sensor"], int(step["value"])))
 
 
@@ -326,18 +326,15 @@ async def random_play(sim: Simulator, count: int, rate: float, seed: int, echo=p
         echo("%s -> %d" % (obj, state[obj]))
 
 
-def table_keys(table_map: str, keys_file: str | None, mqtt: bool) -> tuple[dict[str, bytes], str]:
-    """The boards' keys, as `battlement run` finds them (the keys file beside the table map, or
-    --keys), and a line saying whether and how the boards sign."""
-    path = boardkeys.path_for(table_map) if keys_file is None else keys_file
-    if keys_file is not None and not os.path.exists(keys_file):
-        raise UserError("--keys %s: no such keys file" % keys_file)
-    keys = boardkeys.load(path)
-    if not keys:
-        return {}, "boards do not sign (no keys file %s; the bridge expects unsigned frames too)" % path
-    if not mqtt and not boardkeys.serial_signing(table_map):
+def table_keys(tmap: TableMap, keys_dir: str | None, mqtt: bool) -> tuple[dict[str, bytes], str]:
+    """The boards' keys, found as every command finds them (battlement.link.keys: by table id, in the
+    keys folder), and a line saying whether and how the boards sign."""
+    tk = boardkeys.of_table(tmap.table, tmap.path, keys_dir)
+    if not tk.keys:
+        return {}, "boards do not sign (no keys file %s; the bridge expects unsigned frames too)" % tk.path
+    if not tk.on(mqtt):
         return {}, "boards do not sign: the table map turns signing off for serial ([signing] serial = false)"
-    return keys, "boards sign with the keys in %s (%d of them)" % (path, len(keys))
+    return tk.keys, "boards sign with the keys in %s (%d of them)" % (tk.path, len(tk.keys))
 
 
 async def _main(args) -> int:
@@ -345,7 +342,7 @@ async def _main(args) -> int:
     if (args.tls or args.tls_ca) and not args.mqtt:
         raise UserError("--tls and --tls-ca go with --mqtt")
     check_ca(args.tls_ca)
-    keys, signing = table_keys(args.table, args.keys, bool(args.mqtt))
+    keys, signing = table_keys(tmap, args.keys_dir, bool(args.mqtt))
     steps = read_script(args.script) if args.script else None  # a bad script is one line, before any board
     sim = Simulator(tmap, args.mqtt, args.username, args.password, args.tls, args.tls_ca, keys)
     sim.start()

@@ -65,7 +65,9 @@ class TableAdapter:
     # --- sensing --------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """A new game, a resume or an undo: forget what was held for a timing rule."""
+        """Forget what a timing rule holds: before the session rebuilds it from the journal at start,
+        and for a change sensed while the game is paused. (An undo, a pause or a new game first has
+        the session play what is held: nothing held is ever forgotten unplayed.)"""
 
     def in_move(self, state: dict) -> bool:
         """Is a physical move under way (a piece lifted, not yet put down)? One undo takes the game back
@@ -74,15 +76,22 @@ class TableAdapter:
 
     def sense(self, state: dict, obj: str, kind: str, value: int, at: float) -> list | Ignore:
         """A sensor change of obj at host time `at` (seconds) -> [inputs to apply now], or Ignore.
-        A game with a timing rule may hold it ([]) and hand it out from due()."""
+        A game with a timing rule may hold it ([]) and hand it out later, from here or from due().
+        Held changes are handed out oldest first, one input each, before the change being sensed's
+        own; the last input handed out stands for every held change left (a tie: both balls)."""
         return Ignore("ignored")
+
+    def holding(self) -> int:
+        """How many sensor changes a timing rule holds now (what is only in memory: the session keeps
+        each on its own journal row, and rebuilds them at start by sensing them again)."""
+        return 0 if self.deadline() is None else 1
 
     def deadline(self) -> float | None:
         """When due() has something to hand out (host time), None if nothing is held."""
         return None
 
     def due(self, state: dict, now: float) -> list[dict]:
-        """Held inputs whose window has passed."""
+        """Held inputs whose window has passed (now = inf: everything held)."""
         return []
 
     def to_sensors(self, state: dict, inp: dict) -> list[tuple[str, int]]:

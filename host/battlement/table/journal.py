@@ -15,11 +15,14 @@ meanwhile, once more with its writes held (see Bridge._checkpoints), which copie
 during the first.
 A sensed event and the input it means are one commit; an input is recorded as
 "pending" and stays so once applied: replaying it gives the same result, and a
-refused one is marked "illegal" with its reason.
+refused one is marked "illegal" with its reason. An event a timing rule holds (the tie
+window) is on its own row, "held", until the input it becomes settles that row ("input n")
+in the input's own commit; a bridge that stops first leaves it held for the next to play.
 
-One journal, one bridge: opening takes an exclusive lock, and the files are created 0600
-(journallock.py). The schema's version is PRAGMA user_version; an older journal is migrated
-when it is opened (journalschema.py, which also builds the batch's multi-row INSERTs).
+One journal, one bridge: opening takes an exclusive lock on the file itself, the files are created 0600,
+and a damaged file is refused in one line, never written (journallock.py). The schema's version is
+PRAGMA user_version; an older journal is migrated when it is opened (journalschema.py, which also
+builds the batch's multi-row INSERTs).
 A row SQLite cannot store (an integer of 2^63 or more) is stored with that number as
 text rather than stopping the batch it is in: the journal keeps what came.
 """
@@ -36,9 +39,11 @@ import time
 # JournalInUse and VERSION are not used here: they are imported from here, as before the split (noqa).
 from battlement.table.journallock import (
     JournalInUse,  # noqa: F401  (what Journal() raises when another bridge has the file)
+    check_file,
     create_private,
     drop_lock,
     take_lock,
+    unreadable,
 )
 from battlement.table.journalschema import (
     EVENT_COLS,
@@ -75,9 +80,12 @@ class Journal:
         if path != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             self._lock_fd = take_lock(path)
-            create_private(path)
+        db: sqlite3.Connection | None = None
         try:
-            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            if self._lock_fd is not None:
+                create_private(path)
+                check_file(path)  # before anything writes it: a damaged file is refused and left as it was
+            self.db = db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA page_size=%d" % PAGE_SIZE)  # before the first table: a new file only
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
@@ -85,8 +93,12 @@ class Journal:
             # a WAL started over is cut back to this: its size then tells how much it holds again
             self.db.execute("PRAGMA journal_size_limit=%d" % WAL_BUSY)
             migrate(self.db, self.path)
-        except BaseException:
+        except BaseException as e:
+            if db is not None:
+                db.close()
             self._unlock()
+            if isinstance(e, sqlite3.DatabaseError):  # what the check could not see: one line all the same
+                raise unreadable(path, e) from None
             raise
         self.errors = 0  # rows that needed storing another way (see _flush)
         self._next_n: dict[int, int] = {}
@@ -250,12 +262,24 @@ class Journal:
 
     def previous_game(self, table: str, current: int) -> dict | None:
         """The table's latest game left unfinished for a new one ("abandoned"), other than `current`:
-        the one "Resume the previous game" takes up again (id, game, summary, started), or None."""
+        the one the "resume-previous" action takes up again (id, game, summary, started), or None."""
         self._flush()
         row = self.db.execute(
             "SELECT id, game, summary, started FROM games WHERE tbl=? AND id<>? AND winner IS NULL "
             "AND summary LIKE 'abandoned%' ORDER BY finished DESC, id DESC LIMIT 1", (table, current)).fetchone()
         return None if row is None else dict(zip(("id", "game", "summary", "started"), row))
+
+    def set_aside(self, table: str | None = None) -> list[dict]:
+        """Every game left unfinished for another ("abandoned"), the latest set aside first: what "Resume this
+        game" and `battlement run --resume ID` take up again (last: when its newest input came; inputs: played)."""
+        self._flush()
+        rows = self.db.execute(
+            "SELECT id, tbl, game, summary, started, (SELECT MAX(at) FROM inputs WHERE game_id=games.id), "
+            "(SELECT COUNT(*) FROM inputs WHERE game_id=games.id AND status IN ('ok', 'pending')) FROM games "
+            "WHERE (? IS NULL OR tbl=?) AND winner IS NULL AND summary LIKE 'abandoned%' "
+            "ORDER BY finished DESC, id DESC", (table, table))
+        keys = ("id", "table", "game", "summary", "started", "last", "inputs")
+        return [dict(zip(keys, r)) for r in rows]
 
     def reopen(self, game_id: int) -> None:
         """An abandoned game is unfinished again: open_game() (and so the next start) replays it."""
@@ -287,19 +311,23 @@ class Journal:
         self._next_n[game_id] += 1
         return self._next_n[game_id]
 
-    def write_input(self, game_id: int, source: str, inp: dict, event=None) -> int:
+    def write_input(self, game_id: int, source: str, inp: dict, event=None, held=()) -> int:
         """Record an input (and the sensed event it came from) as pending, in one commit, before it is
-        applied; returns its number in the game."""
+        applied; returns its number in the game. held: the events a timing rule held that it stands for,
+        (table, board, boot, seq) each: their own rows say "input n" from the same commit."""
         n = self._n(game_id)
         now = time.time()
         self.last_write = time.monotonic()
-        own = event is not None and not self.in_batch  # the event and its input: one commit
+        own = (event is not None or bool(held)) and not self.in_batch  # the events and their input: one commit
         if own:
             self.begin()
         ref = None
         if event is not None:
             table, ev, obj = event
             ref = self._insert_event(table, ev, obj, "input %d" % n, now)
+        for key in held:
+            row = self.settle_held(key, "input %d" % n)
+            ref = row if ref is None else ref
         self._last_input = (game_id, n, ref)
         row = [game_id, n, source, _INPUT_JSON.encode(inp), "pending", None, now]
         if self.in_batch:
@@ -369,9 +397,41 @@ class Journal:
         return row
 
     def write_event(self, table: str, ev, obj: str | None, outcome: str | None = None) -> None:
-        """A sensed event that became no input (unmapped, ignored, paused)."""
+        """A sensed event that became no input (unmapped, ignored, paused), or none yet ("held")."""
         self.last_write = time.monotonic()
         self._insert_event(table, ev, obj, outcome, time.time())
+
+    def settle_held(self, key: tuple, outcome: str) -> list:
+        """A held event's own row (key: table, board, boot, seq) says what became of it: "input n", or
+        why it was not played. Returns the row while it waits in the batch, else [table] (refuse() needs it)."""
+        table, board, boot, seq = key
+        for row in reversed(self._events):
+            if row[8] == "held" and row[:4] == [table, board, boot, seq]:
+                row[8] = outcome
+                return row
+        self.db.execute("UPDATE events SET outcome=? WHERE tbl=? AND outcome='held' AND board=? AND boot=? AND seq=?",
+                        (outcome, table, board, boot, seq))
+        return [table]
+
+    def held_events(self, table: str) -> list[tuple]:
+        """The table's events a timing rule holds still, oldest first: (board, boot, seq, kind, value,
+        object, at): what a bridge that stopped inside the window left for the next one to play."""
+        self._flush()
+        return self.db.execute("SELECT board, boot, seq, kind, value, object, at FROM events WHERE tbl=? AND "
+                               "outcome='held' ORDER BY id", (table,)).fetchall()
+
+    def drop_held(self, table: str, outcome: str) -> None:
+        """Every event the table holds still is settled, not played (its game was set aside)."""
+        self._flush()
+        self.db.execute("UPDATE events SET outcome=? WHERE tbl=? AND outcome='held'", (outcome, table))
+
+    def last_input_time(self, game_id: int) -> float:
+        """When the game's newest input was journalled (its start if none; wall clock): a turn's
+        timeout counts from there across a restart."""
+        self._flush()
+        (at,) = self.db.execute("SELECT COALESCE((SELECT MAX(at) FROM inputs WHERE game_id=?), "
+                                "(SELECT started FROM games WHERE id=?), 0)", (game_id, game_id)).fetchone()
+        return float(at)
 
     def recent_events(self, rows: int = 50_000) -> dict[tuple[str, str, int], set[int]]:
         """(table, board, boot) -> seqs journalled, over the last `rows` events: what a restarted

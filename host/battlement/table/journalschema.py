@@ -20,7 +20,7 @@ log = logging.getLogger("battlement.journal")
 ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables; a power of 2)
 EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
 INPUT_COLS = "game_id, n, source, input, status, reason, at"
-VERSION = 2  # the schema this code writes (PRAGMA user_version)
+VERSION = 3  # the schema this code writes (PRAGMA user_version)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -60,6 +60,8 @@ CREATE TABLE IF NOT EXISTS events (
 );
 -- the host page's open questions about breaks a board could not time (few rows: found at start without a scan)
 CREATE INDEX IF NOT EXISTS events_asked ON events (tbl) WHERE outcome = 'asked';
+-- events a timing rule holds still (a few at most): played by the next bridge at start
+CREATE INDEX IF NOT EXISTS events_held ON events (tbl) WHERE outcome = 'held';
 CREATE TABLE IF NOT EXISTS progress (
     tbl TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -85,8 +87,16 @@ def _blind_answers(db: sqlite3.Connection) -> None:
                "AND kind='blind'")
 
 
+def _held_settled(db: sqlite3.Connection) -> None:
+    """v2 -> v3: a held event's input was written under a later event (or the held ball was lost when the
+    bridge stopped), its own row left "held". Held rows are played at start from now on: the old ones
+    never are (their balls were played then, or lost then)."""
+    db.execute("UPDATE events SET outcome='held (before schema 3: played under a later event, or lost)' "
+               "WHERE outcome='held'")
+
+
 # version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
-MIGRATIONS = {1: _strong_codes, 2: _blind_answers}
+MIGRATIONS = {1: _strong_codes, 2: _blind_answers, 3: _held_settled}
 
 
 def migrate(db: sqlite3.Connection, path: str) -> None:

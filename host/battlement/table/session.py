@@ -7,7 +7,8 @@ game untouched, is counted, and its reason goes to the page.
 
 Session plays the inputs here; what is asked or shown beside them is in mixins it inherits:
 the host page's questions about blind breaks (blind.py), the progress between games and a new
-game's options (options.py), and what each page may see (views.py).
+game's options (options.py), what each page may see (views.py), what a timing rule holds, kept in
+the journal (held.py), and the games set aside, any one of which can be taken up again (setaside.py).
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from battlement.link.messages import Event, Led
 from battlement.link.wire import BLIND
 from battlement.table.adapter import OFF, adapter_for
 from battlement.table.blind import KEEP_BLIND, BlindQuestions
-from battlement.table.calls import Silence, Speaker, ranks
+from battlement.table.calls import Moments, Silence, Speaker, ranks
 from battlement.table.effects import Effects
+from battlement.table.held import HeldInputs
 from battlement.table.journal import Journal
 from battlement.table.maps import TableMap
 from battlement.table.matchlog import Match
 from battlement.table.options import GameOptions
 from battlement.table.router import Router
+from battlement.table.setaside import SetAside
 from battlement.table.tokens import new_code
 from battlement.table.views import Views, sides_of
 from shared_rules.engine import Illegal
@@ -44,13 +47,14 @@ KEEP_NOTES = 30  # recent notices and private messages kept for a page that conn
 REFUSED_LOG_EVERY = 1.0
 
 
-class Session(BlindQuestions, GameOptions, Views):
+class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
     def __init__(self, tmap: TableMap, journal: Journal, sound: Speaker | None = None,
                  send: Callable[[Led], None] | None = None, throw_timeout: float = 0.0):
         self.tmap = tmap
         self.table = tmap.table
         self.journal = journal
         self.sound: Speaker = sound or Silence()
+        self.moments = Moments()  # what each step's calls speak of: stale once passed or undone (calls.py)
         self._send = send or (lambda led: None)
         self.lit: dict[tuple[str, str], tuple[str, int, int]] = {}  # what each LED was last told
         # What the last relight drew (object -> state; None: compare every LED next time) and the LEDs
@@ -64,6 +68,7 @@ class Session(BlindQuestions, GameOptions, Views):
         self.effects = Effects(tmap, self.adapter)
         self.between: dict | None = None  # after a game: what the players are asked (progress)
         self._wake: asyncio.TimerHandle | None = None  # the timer that hands out an input a timing rule held
+        self._held: list[tuple[str, int, int, str]] = []  # what it holds, by journal row (held.py)
         self.listeners: list[Callable[[Session, list], None]] = []
         self.counters: dict[str, int] = {"events": 0, "inputs": 0, "illegal": 0, "undo": 0}
         self.notices: list[dict] = []  # public: what happened, what was refused
@@ -89,6 +94,7 @@ class Session(BlindQuestions, GameOptions, Views):
         self.previous: dict | None = None  # the game a new one set aside, which can be taken up again
         if not self.resume():
             self.new_game(tmap.game, tmap.options)
+        self._resume_clock()
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -104,6 +110,7 @@ class Session(BlindQuestions, GameOptions, Views):
         if mod is None or g["game"] != self.tmap.game:  # this table is built for another game now
             self.journal.finish(g["id"], None, "abandoned after %d inputs (the table plays %s)" % (
                 len(g["inputs"]), self.tmap.game))
+            self.journal.drop_held(self.table, "not played: its game was set aside")
             return False
         self.match = Match(mod, g["options"], g["seed"])
         self.game_id, self.codes = g["id"], g["codes"]
@@ -113,7 +120,7 @@ class Session(BlindQuestions, GameOptions, Views):
             except Illegal as e:  # written, then the bridge stopped before it could say it was refused
                 self.journal.refuse(self.game_id, n, e.reason)
         self._note("Resumed the game of %s after %d inputs." % (self.match.game.TITLE, len(self.match.inputs)))
-        self.adapter.reset()
+        self._rebuild_held()
         self.previous = self.journal.previous_game(self.table, self.game_id)
         for board, boot, seq, sensor, ms, obj in self.journal.open_questions(self.table, self.game_id, KEEP_BLIND):
             self._question(Event(self.table, board, boot, seq, sensor, BLIND, ms, 0, 0), obj)
@@ -139,7 +146,10 @@ class Session(BlindQuestions, GameOptions, Views):
         return {"ok": True, "message": ""}
 
     def _set_aside(self) -> None:
-        """The game in progress, if unfinished, is left "abandoned": resumable from the host page."""
+        """The game in progress, if unfinished, is left "abandoned": resumable from the host page. What a
+        timing rule holds is played in it first: it was sensed in that game."""
+        if self.game_id:
+            self._release_held()
         if self.game_id and not self.match.over:
             self.journal.finish(self.game_id, None, "abandoned after %d inputs" % len(self.match.inputs))
 
@@ -199,6 +209,8 @@ class Session(BlindQuestions, GameOptions, Views):
         self.counters["events"] += 1
         at = time.monotonic() if at is None else at
         self.apply_due(at)
+        if self.paused:
+            self._release_held()  # sensed before the pause: played (what pausing held, reset() drops below)
         obj, inputs, note = self.router.place(ev, self.match.state, at)
         if ev.kind == BLIND and obj is not None and not self.paused:
             return self._ask_blind(ev, obj, note)
@@ -214,14 +226,9 @@ class Session(BlindQuestions, GameOptions, Views):
             self.adapter.reset()
             self._paused_note(obj or "?")
             return {"ok": False, "message": "the game is paused"}
-        if not inputs:  # held by a timing rule: journalled now, applied when its window is over
-            self.journal.write_event(self.table, ev, obj, "held")
-            self._wake_at(self.adapter.deadline())
-            return {"ok": True, "message": "held"}
-        reply = {"ok": True, "message": ""}
-        for inp in inputs:
-            reply = self.apply(inp, source=source or "sensor %s" % obj, event=(self.table, ev, obj))
-        return reply
+        if not inputs:  # held by a timing rule: journalled on its own row now, applied when its window is over
+            return self._hold(ev, obj or "?")
+        return self._play(inputs, (self.table, ev, obj), source or "sensor %s" % obj)
 
     def _paused_note(self, obj: str) -> None:
         """Said, not silently dropped: one notice per pause that counts what was not played (a table
@@ -237,30 +244,16 @@ class Session(BlindQuestions, GameOptions, Views):
         self._changed()
 
     def pause(self, paused: bool) -> None:
+        if paused:
+            self._release_held()  # sensed while play went on
         self.paused = paused
         self.paused_sensed = None
         self._note("Game paused: sensors are not played until it resumes." if paused else "Game resumed.")
         self._changed()
 
-    def apply_due(self, now: float | None = None) -> None:
-        """Apply what a timing rule held once its window is over."""
-        now = time.monotonic() if now is None else now
-        for inp in self.adapter.due(self.match.state, now):
-            self.apply(inp, source="sensor (held %s)" % inp.get("t"))
-
-    def _wake_at(self, deadline: float | None) -> None:
-        if deadline is None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # no event loop (a test driving the session by hand): the next event or tick applies it
-        if self._wake is not None:
-            self._wake.cancel()
-        self._wake = loop.call_later(max(0.0, deadline - time.monotonic()) + 0.001, self.apply_due)
-
-    def apply(self, inp: dict, source: str = "page", event=None) -> dict:
-        """Journal, then apply one input. Returns {"ok", "message", "n"}; never raises for bad input."""
+    def apply(self, inp: dict, source: str = "page", event=None, held=()) -> dict:
+        """Journal, then apply one input. Returns {"ok", "message", "n"}; never raises for bad input.
+        held: the journal rows of the held changes it stands for (held.py), settled with it."""
         if not isinstance(inp, dict) or not isinstance(inp.get("t"), str):
             self.counters["illegal"] += 1
             return {"ok": False, "message": "an input is an object with a 't' field, got %r" % (inp,), "n": 0}
@@ -272,7 +265,7 @@ class Session(BlindQuestions, GameOptions, Views):
             self._note("Refused (%s): only a side's own page makes that decision." % source, kind="illegal")
             self._changed()
             return {"ok": False, "message": "only the deciding side's own page makes that decision", "n": 0}
-        n = self.journal.write_input(self.game_id, source, inp, event)
+        n = self.journal.write_input(self.game_id, source, inp, event, held)
         self._n = n
         try:
             return self._applied(inp, source, n)
@@ -308,6 +301,7 @@ class Session(BlindQuestions, GameOptions, Views):
         """Take back the last physical move: its inputs back to the last moment no move was under way
         (a piece lifted and put down: one undo). They stay in the journal, marked undone, and the
         notices they made stay in the log, marked undone."""
+        self._release_held()  # a ball still in its window is the last thing that happened: undone first
         undone: list[tuple[int, dict]] = []
         while self.match.inputs:
             last = self.journal.undo_last(self.game_id)
@@ -323,6 +317,7 @@ class Session(BlindQuestions, GameOptions, Views):
         self.prompts = []  # they asked about the input now taken back; the pages fall back to the view
         self.counters["undo"] += 1
         ns = {n for n, _inp in undone}
+        self.moments.undo(ns)  # what those steps said and is still waiting is no longer true: not said
         if len(undone) > 1:  # the journal says which inputs one undo took back together
             together = "undone as one move: inputs %s" % ", ".join(str(n) for n in sorted(ns))
             for n in ns:
@@ -335,10 +330,13 @@ class Session(BlindQuestions, GameOptions, Views):
                     said.append(note["text"])
         first = undone[-1][1]
         if len(undone) > 1:  # one move of several sensor changes: the words the game said for it
-            self._note("Undid: %s" % said[0] if said else "Undid one move (%d sensor changes)." % len(undone))
+            words = "Undid: %s" % said[0] if said else "Undid one move (%d sensor changes)." % len(undone)
         else:
             # worded by the game for each viewer: a side's secret decision is told in full to that side only
-            self._note(self.adapter.undo_notice(first, None))
+            words = self.adapter.undo_notice(first, None)
+        self._note(words)
+        self.sound.say(words)  # the table hears it too
+        if len(undone) == 1:
             by = first.get("by")
             if isinstance(by, str) and by in self.codes:
                 self.private.setdefault(by, []).append(self.adapter.undo_notice(first, by))
@@ -359,8 +357,8 @@ class Session(BlindQuestions, GameOptions, Views):
 
     def timed_out(self) -> bool:
         """Is the per-turn timeout over?"""
-        if not self.throw_timeout or self.paused or self.match.over:
-            return False
+        if not self.throw_timeout or self.paused or self.match.over or self._held:
+            return False  # (a change held is something sensed: the throw is not over)
         return time.monotonic() - self.last_input_at >= self.throw_timeout
 
     def timeout_input(self) -> dict | None:
@@ -390,16 +388,17 @@ class Session(BlindQuestions, GameOptions, Views):
     def _effects(self, fx: list) -> None:
         self.prompts = []
         rank = ranks(fx)  # the winner's call first, a stale turn call replaced by the newest
+        moment = self.moments.step(self._n)  # the calls still waiting of the step before: their turn has passed
         for i, e in enumerate(fx):
             if e["t"] == "say":
                 if e.get("to") is None:
-                    self.sound.say(e["text"], rank[i])
+                    self.sound.say(e["text"], rank[i], moment)
                     self._note(e["text"], kind="say")
                 else:
                     self.private.setdefault(e["to"], []).append(e["text"])
                     del self.private[e["to"]][:-KEEP_NOTES]
             elif e["t"] == "cue":
-                self.sound.cue(e["cue"], rank[i])
+                self.sound.cue(e["cue"], rank[i], moment)
                 for led in self.effects.for_cue(e):
                     self.send(led)
             elif e["t"] == "prompt":

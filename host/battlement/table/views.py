@@ -43,6 +43,7 @@ class Views:
     sound: Speaker
     match: Match
     codes: dict[str, str]
+    game_id: int
     counters: dict[str, int]
     notices: list[dict]
     private: dict[str, list[str]]
@@ -57,6 +58,7 @@ class Views:
         def sensor_for(self, inp: dict) -> list[tuple[str, str, int]]: ...
         def timeout_input(self) -> dict | None: ...
         def option_specs(self) -> list[dict]: ...
+        def set_aside_games(self) -> tuple[list[dict], int]: ...
 
     # Every page gets only projections the game made for its viewer (the adapter's words, the rules'
     # views): the public one (scoreboard, /api/state, and the host page in view of the players), a
@@ -83,6 +85,7 @@ class Views:
         decisions = self.adapter.host_decisions(self.match.state, [i for i in legal if i.get("t") not in sensed])
         if self.between is not None and self.match.over:
             decisions = decisions + list(self.between["choices"])
+        aside, more = self.set_aside_games()
         out = self.public()
         out.update({
             "codes": self.codes, "counters": self._all_counters(),
@@ -93,6 +96,9 @@ class Views:
             "waiting": self.match.awaiting(),
             "timeout": self.timeout_input(),  # what the host's timeout button enters now (None: no button)
             "previous": self._previous_words(),
+            "game_id": self.game_id,  # the journal's id of the game, as the games set aside are listed
+            # every game set aside on this table (the latest first), any of which "Resume this game" takes up
+            "set_aside": aside, "set_aside_more": more,
             "paused_sensed": self.paused_sensed if self.paused else None,
             # every question in words, as the game words it for the host
             "prompts": self._prompts("host"),
@@ -101,7 +107,7 @@ class Views:
         return out
 
     def _previous_words(self) -> dict | None:
-        """The game "Resume the previous game" takes up again, for the host page's button."""
+        """The latest game set aside, which the "resume-previous" action takes up (set_aside lists them all)."""
         p = self.previous
         if p is None:
             return None

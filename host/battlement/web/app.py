@@ -4,7 +4,8 @@
     /host?code=H           host controls: new game with a form of the game's options (their help, the
                            table map's values as defaults), sensor buttons, timeout, undo, pause, every
                            question in words with the answers the game lets the host give
-    /side/<side>?code=C    one side's private page: secret set-up, swaps, private answers
+    /side/<side>?code=C    one side's private page: secret set-up, swaps, private answers; with the code of
+                           an earlier game of the table, which game it was and what the table plays now
     /ws?role=...           live state for each of those (public / host / side), and the page's actions
     /api/state             the public state as JSON; /api/history finished games;
     /api/spaces            the spaces of a game played on a board of spaces, [] for the others
@@ -71,12 +72,14 @@ def create_app(bridge) -> Starlette:
     counters = guard.counters
     counters.update({"ws-junk": 0, "ws-foreign-origin": 0, "ws-errors": 0})
 
-    def render(role: str, s: Session, side: str = "") -> HTMLResponse:
-        title = "%s - %s" % (s.match.game.TITLE, {"public": "scoreboard", "host": "host", "side": side}[role])
+    def render(role: str, s: Session, side: str = "", mine: dict | None = None) -> HTMLResponse:
+        """mine: the game of a side page's code when the table plays another now: the page of that game."""
+        rules = shared_rules.load(mine["game"]) if mine and mine["game"] in shared_rules.GAMES else s.match.game
+        title = "%s - %s" % (rules.TITLE, {"public": "scoreboard", "host": "host", "side": side}[role])
         nonce = new_nonce()  # the page's own inline script runs; any other inline script does not
         body = (page.replace("{{ROLE}}", role).replace("{{TABLE}}", html.escape(s.table))
                 .replace("{{SIDE}}", html.escape(side)).replace("{{TITLE}}", html.escape(title))
-                .replace("{{GAME}}", html.escape(s.match.game.NAME))
+                .replace("{{GAME}}", html.escape(rules.NAME))
                 .replace("{{TABLES}}", html.escape(json.dumps(sorted(bridge.sessions))))
                 .replace("<script>", '<script nonce="%s">' % nonce))
         return HTMLResponse(body, headers={"Content-Security-Policy": csp(nonce)})
@@ -93,13 +96,21 @@ def create_app(bridge) -> Starlette:
         guard.wrong(client)
         return False
 
-    def side_code_ok(conn, s: Session, side: str, given: str | None) -> None:
-        """UserError unless `given` is the side's code (an unknown side is not a guess and costs nothing)."""
+    def side_code_ok(conn, s: Session, side: str, given: str | None) -> dict | None:
+        """None if `given` is the side's code; the game it opens if it is an earlier game's code of that side
+        on this table (its page says what the table plays now); else UserError. A code that opens nothing
+        costs one of the client's tokens (an unknown side and no code is no guess: it costs nothing)."""
         client = client_of(conn)
         guard.check(client)
-        if side in s.codes and not same(given, s.codes[side]):
+        if side in s.codes and same(given, s.codes[side]):
+            return None
+        mine = s.code_game(side, given)
+        if mine is not None:
+            return mine
+        if side in s.codes or given:
             guard.wrong(client)
         s.check_code(side, given)
+        return None
 
     def limited(e: Limited) -> PlainTextResponse:
         return PlainTextResponse(str(e) + "\n", status_code=429, headers={"Retry-After": str(e.retry_after)})
@@ -141,12 +152,12 @@ def create_app(bridge) -> Starlette:
         side = request.path_params["side"]
         try:
             s = session_of(request.query_params.get("table"))
-            side_code_ok(request, s, side, request.query_params.get("code"))
+            mine = side_code_ok(request, s, side, request.query_params.get("code"))
         except Limited as e:
             return limited(e)
         except UserError as e:
             return refuse(403 if "code" in str(e) else 404, str(e))
-        return render("side", s, side)
+        return render("side", s, side, mine)
 
     async def state(request: Request):
         try:
@@ -213,6 +224,13 @@ def create_app(bridge) -> Starlette:
         dirty = asyncio.Event()
         dirty.set()
         clock = bridge.metrics.page_clock() if getattr(bridge, "metrics", None) else None  # event -> page
+        code = q.get("code")
+        mine: dict = {}  # a side page's own game while the table plays another (Session.code_game)
+
+        def moved() -> dict:
+            """A side page whose code is not its side's now: its game was set aside or is over."""
+            mine.update(mine or s.code_game(side, code) or {})
+            return s.moved(side, mine) if mine else {"type": "error", "message": "this page's code opens no game"}
 
         def snapshot() -> dict:
             if role == "host":
@@ -221,7 +239,10 @@ def create_app(bridge) -> Starlette:
                                   "simulated": s.table in bridge.sims, "health": bridge.health(),
                                   "games": bridge.games_for(s.table)}
                 data["sound"] = bridge.sound.status()
+            elif role == "side" and not same(code, s.codes.get(side)):
+                return moved()  # never the view of a game this page's code does not open
             elif role == "side":
+                mine.clear()
                 data = s.for_side(side)
             else:
                 data = s.public()
@@ -269,7 +290,8 @@ def create_app(bridge) -> Starlette:
                 message = await socket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                reply = answer(s, role, side, message)
+                reply = answer(s, role, side, message) if role != "side" or same(code, s.codes.get(side)) else {
+                    "ok": False, "message": "this page's game is not the one being played: ask the host for your new page"}
                 await socket.send_text(json.dumps(dict(reply, type="reply")))
                 dirty.set()
         except WebSocketDisconnect:
@@ -347,6 +369,10 @@ def create_app(bridge) -> Starlette:
             return bridge.led_test(str(msg.get("table") or s.table), str(msg.get("board", "")))
         if action == "resume-previous":
             return bridge.resume_previous(s.table)
+        if action == "resume":  # "Resume this game": the one the host picked in the list of games set aside
+            if msg.get("id") is None:
+                raise UserError("resume needs the id of a game set aside, e.g. {\"action\": \"resume\", \"id\": 12}")
+            return bridge.resume_previous(s.table, msg["id"])
         if action == "sound":
             volume = msg.get("volume")
             if volume is not None and (not isinstance(volume, int) or not 0 <= volume <= 200):

@@ -100,10 +100,12 @@ class Transport(Intake):
         # True: flow control (QUEUE_HIGH, QUEUE_LOW, QUEUE_MAX), for a consumer that always takes (the bridge)
         self.bounded = False
         self._paused_at: float | None = None  # when reading stopped; None: reading
-        # Signing (docs/protocol.md, "Signed frames"): with signed set, every frame from a board must carry
-        # the MAC of its key, and every frame to it gets one. keys: (table, board) -> key (table None on serial).
-        self.signed = False
+        # Signing (docs/protocol.md, "Signed frames"), decided per table (sign()): every frame from a board
+        # with a key, or of a table in `signed`, must carry the MAC of its key, and every frame to it gets one;
+        # the boards of other tables are heard unsigned. keys: (table, board) -> key (table None on serial).
+        self.signed: set[str | None] = set()
         self.keys: dict[tuple, bytes] = {}
+        self._unsigned_said: dict[tuple, float] = {}  # (table, board) with a key heard unsigned -> when said
         self.acks_on_commit = False  # True: evack only what the consumer said it committed (committed())
         self.acknowledges = True  # False: never evack (a watcher beside the bridge, which acknowledges)
         self._taken: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) the consumer has taken
@@ -212,6 +214,14 @@ class Transport(Intake):
         (None, board) on serial, where a board's id alone names it."""
         return (table if self.KEYED_BY_TABLE else None, board)
 
+    def sign(self, table: str | None, keys: dict[str, bytes], every_board: bool = True) -> None:
+        """Table's boards sign with these keys (table None on serial: a board's id alone names it). With
+        every_board (and a key at all), a board of the table without a key is not heard either."""
+        for board, key in keys.items():
+            self.keys[(table, board)] = key
+        if keys and every_board:
+            self.signed.add(table)
+
     def remember(self, table: str | None, board: str, boot: int, seqs) -> None:
         """Events of board's boot an earlier run applied (from the journal): never applied again."""
         self.inbox.seed(self.key_of(table, board), boot, seqs)
@@ -247,12 +257,12 @@ class Transport(Intake):
 
     def _out(self, link, table: str | None, board: str, frame: bytes, boot: int | None = None) -> None:
         """Write a frame to a board, signed with its key for its current boot (or `boot`) when signing is on."""
-        if self.signed:
-            key = self.keys.get((table, board))
-            if key is None:  # a board with no key is never heard either
-                self._count("unsent")
-                return
+        key = self.keys.get((table, board))
+        if key is not None:
             frame = wire.sign(frame, key, boot if boot is not None else self.inbox.boot((table, board)) or 0)
+        elif table in self.signed:  # a board of a signed table with no key is never heard either
+            self._count("unsent")
+            return
         self._write(link, board, frame)
 
     def _note(self, text: str) -> None:

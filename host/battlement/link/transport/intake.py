@@ -41,6 +41,7 @@ PING_EVERY = 0.5  # seconds: how often to ask an unknown board for its hello
 PENDING_MAX = 1000  # events held per board while waiting for its hello
 GAP_NOTE_EVERY = 1.0  # seconds: gaps of one board noted at most this often (all are counted)
 STUCK_PING = 1.0  # seconds: how often to ask a board resending past a hole where it stands
+UNSIGNED_NOTE = 60.0  # seconds: a keyed board heard unsigned is said at most this often (all are counted)
 
 
 class Intake:
@@ -51,8 +52,9 @@ class Intake:
     # Transport's state and helpers this uses (set and defined in base.py), for the type checker only.
     boards: dict[tuple, Hello]
     inbox: Inbox
-    signed: bool
+    signed: set[str | None]
     keys: dict[tuple, bytes]
+    _unsigned_said: dict[tuple, float]
     acks_on_commit: bool
     acknowledges: bool
     _loop: asyncio.AbstractEventLoop | None
@@ -78,15 +80,29 @@ class Intake:
         def _out(self, link, table: str | None, board: str, frame: bytes, boot: int | None = None) -> None: ...
 
     def _authentic(self, line: bytes, table: str | None, board: str, boot: int | None, link) -> bool:
-        """With signing on: the frame carries the MAC of the board's key over this boot (else counted: mac)."""
-        if not self.signed:
-            return True
+        """A board with a key, or of a signed table, must send the MAC of its key over this boot (else
+        counted: mac); any other board is heard as it comes (its table is unsigned: its map's choice)."""
         key = self.keys.get((table, board))
-        if key is not None and boot is not None and wire.verify(line, key, boot):
+        if key is None:
+            if table not in self.signed:
+                return True
+            self._reject(wire.R_MAC, link, "no key for board %s" % board)
+            return False
+        if boot is not None and wire.verify(line, key, boot):
             return True
-        why = "no key for board %s" % board if key is None else "no valid MAC for board %s" % board
-        self._reject(wire.R_MAC, link, why)
+        if b" ~" not in line:
+            self._unsigned(table, board)
+        self._reject(wire.R_MAC, link, "no valid MAC for board %s" % board)
         return False
+
+    def _unsigned(self, table: str | None, board: str) -> None:
+        """A board that has a key heard without a MAC: a forger, or a board flashed without its key. Said in
+        words (at most every UNSIGNED_NOTE per board: a flood is counted, not written out)."""
+        now = time.monotonic()
+        if now - self._unsigned_said.get((table, board), -1e9) >= UNSIGNED_NOTE:
+            self._unsigned_said[(table, board)] = now
+            self._note("board %s has a key but sent an unsigned frame: refused (counted as mac; a forger on the "
+                       "link, or the board flashed without its key)" % named((table, board)))
 
     def _on_hello(self, msg: Hello, link) -> None:
         if msg.proto != wire.VERSION:

@@ -1,6 +1,7 @@
 // Host flows beside the page shell (page.js draws the game; this file adds):
-//  - host page: "New game" asks first, in the page and away from Undo; "Resume the previous game"; the
-//    game can be switched when the table supports it; a sensor changed while paused is said here.
+//  - host page: "New game" asks first, in the page and away from Undo; every game set aside is listed and
+//    any one can be resumed, after asking in words that say what it does; the game can be switched when
+//    the table supports it; a sensor changed while paused is said here.
 //  - every page: entries an undo took back stay in the log, struck through and marked "undone".
 //  - scoreboard: "Speak on this device" reads the public announcements aloud with the browser's
 //    speechSynthesis, for a table whose bridge has no speaker. The scoreboard's state carries the
@@ -44,7 +45,6 @@
     newButton.textContent = "New game...";
     const switcher = row.appendChild(el("span", undefined, "switch")); switcher.id = "game-switch-box";
     const pick = switcher.appendChild(el("select")); pick.id = "game-switch"; pick.setAttribute("aria-label", "game to play");
-    const resume = row.appendChild(el("button", "Resume the previous game")); resume.id = "resume-previous";
     const confirmBox = box.appendChild(el("div", undefined, "confirm")); confirmBox.id = "new-confirm";
     confirmBox.setAttribute("role", "alertdialog"); confirmBox.hidden = true;
     confirmBox.setAttribute("aria-labelledby", "new-question");
@@ -52,18 +52,24 @@
     const yes = confirmBox.appendChild(el("button", "Start the new game")); yes.id = "new-yes";
     const no = confirmBox.appendChild(el("button", "Keep playing")); no.id = "new-no";
     const paused = box.appendChild(el("div", "", "paused-note")); paused.id = "paused-note"; paused.setAttribute("role", "status");
+    // every game set aside on this table, the latest first: the host picks the one to take up again
+    const aside = box.appendChild(el("div", undefined, "set-aside")); aside.id = "set-aside"; aside.hidden = true;
+    aside.appendChild(el("h3", "Games set aside"));
+    const asideList = aside.appendChild(el("ul"));
+    const asideMore = aside.appendChild(el("p", "", "small"));
     controls.insertBefore(box, $("new-options"));
     let pending = null;  // what "yes" does
 
-    function ask(text, go) {
+    function ask(text, go, yesWords) {
       question.textContent = text;
+      yes.textContent = yesWords || "Start the new game";
       pending = go;
       confirmBox.hidden = false;
       yes.focus();
     }
     function inProgress() {
       const v = (last && last.view) || {};
-      return last && !v.over ? "The game in progress is set aside; \"Resume the previous game\" takes it up again." :
+      return last && !v.over ? "The game in progress is set aside: it is listed under Games set aside, to resume later." :
         "The game is over.";
     }
     function askNew() {
@@ -82,12 +88,33 @@
     no.onclick = () => { pending = null; confirmBox.hidden = true; newButton.focus(); };
     confirmBox.onkeydown = (e) => { if (e.key === "Escape") no.onclick(); };
     pick.onchange = () => { newButton.textContent = pick.value && last && pick.value !== last.game ? "Switch game..." : "New game..."; };
-    resume.onclick = () => {
-      const p = last && last.previous;
-      if (!p) return;
-      ask("Take up again the previous game of " + p.title + " (" + p.summary + ")? " + inProgress(),
-        () => send({ action: "resume-previous" }));
-    };
+    const at = (t) => new Date(t * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
+    const inputs = (n) => n + " input" + (n === 1 ? "" : "s");
+    function askResume(g) {
+      const which = g.title + " of " + at(g.started) + ", " + inputs(g.inputs);
+      const v = (last && last.view) || {};
+      ask(last && !v.over ? "Set the game in progress aside and resume " + which + "? It stays under Games set aside." :
+        "Resume " + which + "? The game in progress is over.", () => send({ action: "resume", id: g.id }), "Resume this game");
+    }
+    let asideShown = "";
+    function drawAside(s, canSwitch) {
+      // a game of another game only where the table can switch to it (a real table plays its one game)
+      const games = (s.set_aside || []).filter((g) => g.here || canSwitch);
+      const key = JSON.stringify(games) + s.set_aside_more;
+      if (key === asideShown) return;  // redrawn only when the list changes: not under the host's finger
+      asideShown = key;
+      aside.hidden = !games.length;
+      asideList.replaceChildren();
+      games.forEach((g) => {
+        const li = asideList.appendChild(el("li")); li.dataset.id = g.id;
+        li.appendChild(el("span", g.title + ", game " + g.id + ": started " + at(g.started) +
+          (g.last ? ", last played " + at(g.last) : "") + ", " + inputs(g.inputs) + " "));
+        const b = li.appendChild(el("button", "Resume...")); b.onclick = () => askResume(g);
+        b.setAttribute("aria-label", "Resume " + g.title + " of " + at(g.started) + ", game " + g.id);
+      });
+      asideMore.textContent = s.set_aside_more ? "and " + s.set_aside_more + " older: battlement run --list-games " +
+        "lists them, and --resume ID takes one up at start." : "";
+    }
 
     let gamesShown = "";
     return function (s) {
@@ -100,11 +127,7 @@
         pick.onchange();
       }
       switcher.hidden = games.length < 2;
-      const p = s.previous;
-      resume.hidden = !p || (!p.here && games.length < 2);  // another game: only where the table can switch
-      resume.textContent = p ? "Resume the previous game (" + p.title + ", " + p.summary + ", started " +
-        new Date(p.started * 1000).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }) + ")" :
-        "Resume the previous game";
+      drawAside(s, games.length > 1);
       const ps = s.paused_sensed;
       paused.textContent = s.paused ? (ps ? "Paused: " + ps.count + " sensor change" + (ps.count === 1 ? "" : "s") +
         " not played (the last at " + ps.object + "). Put the table back as the game has it, then Resume." :

@@ -1,5 +1,5 @@
-// The bridge's health on the host page: its tasks in words, every counter by reason, the last
-// rejected frames with their reason, and each board's heartbeat (outbox, dropped events).
+// The bridge's health on the host page: its tasks in words, whether each table's boards sign, every
+// counter by reason, the last rejected frames with their reason, and each board's heartbeat.
 // page.js announces each websocket message ("battlement:message"): the host's states carry the
 // health, and between them the bridge sends {"type": "health"} when it changed; this file draws its
 // own section only.
@@ -77,6 +77,7 @@
         const li = add(list, "li"); li.dataset.sensor = s.id;
         li.appendChild(el("span", s.id + (s.object ? " (" + s.object + ")" : "") + " " + s.kind + ": last " +
           (s.last_at ? ago(s.last_at) + " = " + s.last_value + (s.count > 1 ? ", " + s.count + " in all" : "") : "never")));
+        if (s.blocked) li.appendChild(el("strong", " " + s.blocked, "warn beam-blocked"));
         if (s.kind === "beam") li.appendChild(widthPlot(s));
       });
     });
@@ -88,6 +89,9 @@
   add(section, "h2", "Bridge health");
   const summary = add(section, "div", "", "health-summary");
   summary.id = "health-summary";
+  // whether each table's boards sign: said always, as the banner says it (anyone may act as an unsigned board)
+  const signing = add(section, "ul", undefined, "small signing");
+  signing.id = "signing";
   const details = add(section, "div");
   const main = document.querySelector("main");
   const log = document.getElementById("log");
@@ -105,6 +109,8 @@
     summary.textContent = words.join(" ");
     summary.className = "health-summary" + (troubled.length || dropped.length ? " warn" : "");
 
+    signing.replaceChildren();
+    Object.keys(h.signing || {}).sort().forEach((t) => add(signing, "li", t + ": " + h.signing[t], h.signing[t].startsWith("signing: OFF") ? "warn" : ""));
     details.replaceChildren();
     add(details, "h3", "Tasks");
     const tl = add(details, "ul", undefined, "small tasks");
