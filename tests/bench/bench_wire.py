@@ -75,7 +75,7 @@ def main():
     print("         codec target >= %s frames/s encode+decode on CPython: %s" % (
         f"{TARGET:,}", "met" if ours >= TARGET else "NOT MET"), flush=True)
     if MICROPYTHON:
-        code = MP_SCRIPT % (str(benchutil.ROOT / "host" / "battlement"), FIELDS, 5000)
+        code = MP_SCRIPT % (str(benchutil.ROOT / "host" / "battlement" / "link"), FIELDS, 5000)
         out = subprocess.run([MICROPYTHON, "-c", code], capture_output=True, text=True, timeout=120, check=False)
         try:
             mp, mp_json, mp_signed = (float(x) for x in out.stdout.split())
