@@ -86,3 +86,15 @@ def bridge_process(tmp_path):
     yield make
     for b in made:
         b.stop()
+
+
+@pytest.fixture
+def browser():
+    """Debian's headless Chromium driven by Playwright (no browser download: the Debian package)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield b
+        b.close()

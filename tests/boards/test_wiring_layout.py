@@ -4,7 +4,6 @@ off at the drawing's edge. Checked on the drawings in docs/ (what a builder open
 import pathlib
 
 from battlement.boards import wiring
-from web.conftest import browser  # noqa: F401 -- the project's Chromium (Debian's, headless)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BOARDS = sorted((ROOT / "hardware" / "boards").glob("*.json"))
@@ -42,7 +41,7 @@ def problems(page, svg):
     return len(texts), bad
 
 
-def test_no_label_covers_another_or_is_cut_off(browser):  # noqa: F811 -- the fixture imported above
+def test_no_label_covers_another_or_is_cut_off(browser):
     page = browser.new_page()  # one browser for all boards: a launch costs more than a drawing
     unreadable = []
     for path in BOARDS:

@@ -1,4 +1,5 @@
-"""Browser fixtures: Debian's headless Chromium driven by Playwright; the bridge as a real process."""
+"""The pages' fixtures: screenshots for test-artifacts/ and for docs/images/ (the browser itself is
+tests/conftest.py's, shared with the wiring drawings' test)."""
 
 import base64
 import pathlib
@@ -6,17 +7,6 @@ import pathlib
 import pytest
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield b
-        b.close()
 
 
 @pytest.fixture
