@@ -24,6 +24,7 @@ FIRMWARE = "0.1.0"
 DEFAULTS = {
     "min_pulse_us": 1000,  # dark for less than this is a glitch (a ball takes 5-30 ms; docs/hardware.md "Timing")
     "lockout_ms": 3,  # light for less than this inside a ball is its rim flickering, not a new ball
+    "block_ms": 500,  # a beam dark longer than this is blocked (a hand, a cup), never a ball
     "tilt_settle_ms": 100,  # a tilt reading must hold this long before it counts
     "presence_settle_ms": 150,
     "scan_ms": 5,  # multiplexer scan interval
@@ -35,9 +36,16 @@ DEFAULTS = {
     "gc_ms": 5000,  # with scheduled (soft) IRQs: collect garbage at least this often, when every beam is lit
     "gc_free": 32768,  # ... or sooner, once the heap has less than this many bytes free
 }
-# Host `config` keys: "<kind or sensor id>.<setting>" (e.g. beam.min_us, tower-3.lockout_ms) or a board setting.
-SENSOR_KEYS = ("min_us", "lockout_ms", "stable_ms")
+# Host `config` keys: "<kind or sensor id>.<setting>" (e.g. beam.min_us, tower-3.lockout_ms) or a board
+# setting, each with the values it takes (wire.SETTINGS: where the detection holds; docs/protocol.md).
+SENSOR_KEYS = ("min_us", "lockout_ms", "block_ms", "stable_ms")
 BOARD_KEYS = ("beat_ms", "resend_ms")
+# esp32: a stretch this long between two drains of the ring, beyond the collections and LED frames the
+# firmware ran itself, was a pause it did not ask for (a flash write, Wi-Fi): its edges are untimed.
+GAP_US = 3000
+# Scheduled handlers waiting at once (MICROPY_SCHEDULER_DEPTH on esp32): a pause that let this many
+# through may have dropped more (mp_sched_schedule refuses when full).
+SCHED_DEPTH = 8
 
 
 def _pull(spec):
@@ -84,7 +92,16 @@ class App:
         self.progress_ms = self.t0  # when the host last acknowledged something
         self.led_at = self.beat_at = self.gc_at = self.free_at = self.t0  # last LED frame, beat, collection, heap check
         self.free = 1 << 30  # heap bytes free at the last check
-        self.soft = False  # some pin IRQ is scheduled, not hard (esp32)
+        self.soft = hal.PORT == "esp32"  # pin IRQs are scheduled, not hard
+        self.sensed_at = hal.ticks_us()  # when the ring was last drained
+        self.own_us = 0  # ... and how long the firmware's own pauses (LED frames) held the VM since
+        self.write_runs = False  # the console's write was seen running pin handlers while it waits (wrote())
+        self.check = -1  # when to count what the last pause let through (-1: nothing to count)
+        self.ring_lost = 0  # the ring's dropped count when last looked at
+        self.pauses = 0  # pauses the firmware did not ask for, noticed afterwards
+        self.overflows = 0  # pauses after which the scheduler may have dropped handlers
+        self.held = self.held_max = 0  # edges whose handlers ran back to back (held together), now and at most
+        self.last_t = 0  # the stamp of the edge before
         self.wake = asyncio.Event()
         self.ring = Ring(self.opt["ring"])
         self.channels = []  # ring channel number -> detector with .edge(level, t)
@@ -113,8 +130,9 @@ class App:
         if kind == "beam":
             mp = spec.get("min_pulse_us", self.opt["min_pulse_us"])
             lock = spec.get("lockout_ms", self.opt["lockout_ms"]) * 1000
+            block = spec.get("block_ms", self.opt["block_ms"]) * 1000
             two = "lower" in spec
-            beam = (TwoBeamSensor if two else BeamSensor)(sid, self.emit, active, mp, lock)
+            beam = (TwoBeamSensor if two else BeamSensor)(sid, self.emit, active, mp, lock, block)
             pins = [spec["pin"], spec["lower"]] if two else [spec["pin"]]
             for det, pin in zip(beam.channels(), pins):
                 self.channels.append(det)  # registered before its IRQ can fire
@@ -137,11 +155,14 @@ class App:
                 m.cells.append((spec["channel"], s))
             else:
                 s = Settled(sid, kind, self.emit, active, settle, 1 - active, now)
-                self.channels.append(s)
-                ep = EdgePin(self.ring, len(self.channels) - 1, spec["pin"], pull)
-                s.read = ep.value
-                s.src = ep
-                s.ring = self.ring
+                if self.soft:
+                    s.read = machine.Pin(spec["pin"], machine.Pin.IN, pull).value  # polled: no scheduler slot
+                else:
+                    self.channels.append(s)
+                    ep = EdgePin(self.ring, len(self.channels) - 1, spec["pin"], pull)
+                    s.read = ep.value
+                    s.src = ep
+                    s.ring = self.ring
             self.sensors.append(s)
             self.by_id[sid] = s
 
@@ -154,7 +175,25 @@ class App:
         The clock is read after the drain (now is ignored): edges keep arriving while this
         runs, and a time from before them would misjudge the beams.
         """
-        n = self.ring.drain(self.channels, self._judge_due)
+        if self.soft:
+            t0 = hal.ticks_us()
+            if hal.diff(t0, self.sensed_at) - self.own_us > GAP_US:
+                self.pauses += 1
+                self._paused(self.sensed_at, t0)
+            self.own_us = 0
+        n = self.ring.drain(self.channels, self._before)
+        if self.soft:
+            self.sensed_at = hal.ticks_us()
+        if self.ring.ctl[2] != self.ring_lost:
+            self.ring_lost = self.ring.ctl[2]
+            for b in self.beams:
+                b.lost()  # the ring was full: any beam may have lost a break
+        if self.check >= 0 and not self.ring.pending() and hal.diff(hal.ticks_us(), self.check) >= 0:
+            self.check = -1
+            if self.held_max >= SCHED_DEPTH - 1:
+                self.overflows += 1  # the queue may have been full: a break may be missing anywhere
+                for b in self.beams:
+                    b.lost()
         if self.muxes and hal.diff(hal.ticks_us(), self.scan_at) >= self.scan_us:
             self.scan_at = hal.ticks_us()  # pieces hold 100 ms or more: between scans the loop is the beams'
             for name in self.muxes:
@@ -165,6 +204,31 @@ class App:
         for s in self.sensors:
             s.poll(t)
         return n
+
+    def _paused(self, p0, p1):
+        """The VM was held from p0 to p1: every beam's edges stamped around it are untimed; once they are
+        all in, count them against the scheduler's queue."""
+        self.check = hal.add(p1, SAFE_US) or 1
+        self.held = self.held_max = 0
+        for b in self.beams:
+            b.paused(p0, p1)
+
+    def wrote(self, w0, w1):
+        """A console write held the firmware from w0 to w1: its own time, not a pause, on a port that runs the
+        pin handlers while its write waits (native USB; USB-Serial/JTAG runs none). An edge whose handler ran
+        inside a write, still in the ring (only the sensing task drains it), shows the port does."""
+        self.write_runs = self.write_runs or (self.soft and self.ring.ran_within(w0, w1))
+        if self.write_runs:
+            self.own_us += hal.diff(w1, w0)
+
+    def _before(self, t):
+        """Ahead of each edge stamped t: count handlers run back to back since the last pause (the queue held
+        them); ones that ran while the VM waited in a port that runs them come spread out, never filled it."""
+        if self.check >= 0:
+            self.held = self.held + 1 if self.held and hal.diff(t, self.last_t) < SAFE_US else 1
+            self.held_max = max(self.held_max, self.held)
+            self.last_t = t
+        self._judge_due(t)
 
     def _judge_due(self, t):
         """Judge the balls whose light held long enough by t, oldest first, so events keep the order they fell in."""
@@ -378,7 +442,9 @@ class App:
         if v < 0:
             return "bad-value"
         if key in BOARD_KEYS:
-            self.opt[key] = max(v, 100)
+            if not wire.SETTINGS[key][0] <= v <= wire.SETTINGS[key][1]:
+                return wire.R_RANGE
+            self.opt[key] = v
             return None
         scope, dot, k = key.rpartition(".")
         if not dot or k not in SENSOR_KEYS:
@@ -389,6 +455,8 @@ class App:
             targets = [self.by_id[scope]]
         else:
             return "unknown-sensor"
+        if not wire.SETTINGS[k][0] <= v <= wire.SETTINGS[k][1]:
+            return wire.R_RANGE  # outside it a ball may be lost or noise counted (docs/protocol.md)
         hit = False
         for s in targets:
             if s.set(k, v):
@@ -402,7 +470,9 @@ class App:
         self.sense()
         if time.ticks_diff(now_ms, self.led_at) >= 40:
             self.led_at = now_ms
+            r0 = hal.ticks_us()
             self.strip.render(now_ms)
+            self.own_us += hal.diff(hal.ticks_us(), r0)  # a frame the firmware sent itself: not a pause it missed
         if time.ticks_diff(now_ms, self.beat_at) >= self.opt["beat_ms"]:
             self.beat_at = now_ms
             self.beat()
@@ -419,8 +489,8 @@ class App:
         seldom hides one. The port's own collections are off (hal.gc_manual); if the beams stay busy
         the heap grows instead, and only a nearly full one is collected whatever the beams do."""
         if self.free >= self.opt["gc_free"] // 4:
-            if self.ring.pending():
-                return
+            if self.ring.pending() or self.check >= 0 or hal.diff(hal.ticks_us(), self.sensed_at) > SAFE_US:
+                return  # handlers may still be on their way (the scheduler is busy), or the last pause is not counted yet
             for b in self.beams:
                 if not b.quiet():
                     return
@@ -429,9 +499,8 @@ class App:
         p0 = hal.ticks_us()
         hal.collect()
         p1 = hal.ticks_us()
-        # Edges of this pause reach the ring only after it, timeless: each beam marks them (blind).
-        for b in self.beams:
-            b.paused(p0, p1)
+        self.own_us += hal.diff(p1, p0)
+        self._paused(p0, p1)  # edges of this pause reach the ring only after it, timeless
 
     async def _sensing(self, wdt):
         while True:

@@ -10,6 +10,8 @@ import select
 import sys
 import time
 
+import hal
+
 HELD_MS = 5  # while the host reads nothing, look again this often
 SLOW_MS = 100  # a write that took this long waited inside the port: the host is not reading
 HELD_MAX_MS = 500  # the longest pause between such writes
@@ -73,7 +75,9 @@ class SerialLink:
                     app.wake.set()
                     break
                 t = time.ticks_ms()
+                w0 = hal.ticks_us()
                 tx.write(frame)
+                app.wrote(w0, hal.ticks_us())  # the board's own time, or a pause that held the pin handlers
                 if time.ticks_diff(time.ticks_ms(), t) >= SLOW_MS:
                     await asyncio.sleep_ms(held)
                     held = min(2 * held, HELD_MAX_MS)

@@ -101,10 +101,11 @@ class MqttLink:
         try:
             await c.connect(self.addr)
             self.dead = False
-            up_at = time.ticks_ms()
             task = asyncio.create_task(self._reader(c))
             await c.subscribe(self.base + "down", 1)
             await c.publish(self.base + "status", b"online", retain=True, qos=1)
+            # The broker answered (SUBACK, PUBACK): whatever ends this session, the next try comes quickly.
+            self.delay = BACKOFF_MIN
             self._state("linked")
             app.hello()
             app.rewind()
@@ -128,8 +129,6 @@ class MqttLink:
                 if time.ticks_diff(now, pinged) >= ka // 4:
                     pinged = now
                     await c.ping()  # the PINGRESP refreshes last_rx
-                if time.ticks_diff(now, up_at) >= ka:
-                    self.delay = BACKOFF_MIN  # stayed up: the next outage starts with a quick retry
                 if app.wake.is_set():
                     app.wake.clear()
                     # Every frame at QoS 1, as docs/protocol.md says: a missing PUBACK shows a dead link.

@@ -53,6 +53,16 @@ class Ring:
         c = self.ctl
         return (c[0] - c[1]) & self.mask
 
+    def ran_within(self, a, b):
+        """Some edge waiting here was stamped well inside a to b (its handler ran then)."""
+        c = self.ctl
+        i = c[1]
+        while i != c[0]:
+            if hal.diff(self.ts[i], a) > SAFE_US and hal.diff(b, self.ts[i]) > SAFE_US:
+                return True
+            i = (i + 1) & self.mask
+        return False
+
     def drain(self, channels, before=None):
         """Hand every captured edge to channels[ch].edge(level, t); returns how many.
 
@@ -137,90 +147,123 @@ class EdgePin:
 
 
 class Beam:
-    """Pulse detector for one IR break-beam; on_ball(start_t, width_us) for each counted ball.
+    """Pulse detector for one IR break-beam: its edges, judged spell by spell.
 
-    A ball is a dark spell: breaks whose gaps of light are all shorter than lockout_us (a rim
-    flicker, a seam) belong to one ball. Once the light has held for lockout_us the spell is
-    judged: dark for min_pulse_us or more in all is a ball, whose width is first break to
-    last clear; less is a glitch. Balls a burst apart (gaps of 6 ms and more) stay apart.
+    A spell is a dark spell: breaks whose gaps of light are all shorter than lockout_us (a rim
+    flicker, a seam) belong to one. Once the light has held for lockout_us it is judged, once:
+    - a ball (on_ball(start_t, width_us)): dark for min_pulse_us or more in all;
+    - noise (counted in glitches): dark for less;
+    - blocked (on_blocked(t, width_us, on)): open longer than block_us (a hand, a cup), reported
+      when it passes that and again when the light has held; never a ball;
+    - unknown (on_blind(t, span_us, pause_us), once per break that may have been a ball, never
+      beside a ball): a pause (esp32: scheduled handlers wait it out, so edges reach the ring
+      late and timeless) or a lost edge left its dark time between bounds on either side of
+      min_pulse_us, or left room for more than one ball.
+    An edge stamped from p0 - SAFE_US to p1 + SAFE_US may have happened any time from p0 - SAFE_US
+    (or the edge before it) to its stamp; light a pause hid never joins a timed break after it.
     """
 
-    def __init__(self, active, min_pulse_us, lockout_us, on_ball):
+    def __init__(self, active, min_pulse_us, lockout_us, on_ball, block_us=500000):
         self.src = None  # the EdgePin, to recover from a lost edge
         self.ring = None
         self.active = active
         self.min_pulse_us = min_pulse_us
         self.lockout_us = lockout_us
+        self.block_us = block_us
         self.on_ball = on_ball
+        self.on_blind = None  # on_blind(t, span_us, pause_us)
+        self.on_blocked = None  # on_blocked(t, width_us, on)
         self.start = -1  # first break of the open spell, -1 when none is open
+        self.first = 0  # ... the earliest it may have begun
         self.broken = False  # the beam is dark now (as the edges tell)
-        self.piece = 0  # when the current break began
+        self.piece = 0  # when the current break began (its stamp)
+        self.early = 0  # ... the earliest it may have begun
+        self.last = 0  # the earliest the last edge may have happened (edges of a pin come in order)
         self.clear = 0  # when the beam last cleared
-        self.dark = 0  # dark time of the open spell so far
+        self.seen = 0  # when the pin was last seen to agree with the edges
+        self.lo = 0  # dark time of the open spell: at least
+        self.hi = 0  # ... and at most
+        self.hid = 0  # edges of the open spell a pause or a lost edge left untimed
+        self.splits = 0  # breaks after untimed light: each may have been a ball of its own
+        self.dim = False  # the last clear was untimed: a timed break never joins it
+        self.blocked = False
         self.odd = -1  # since when the pin disagrees with the edges, -1 when it agrees
         self.glitches = 0
         self.locked = 0  # flickers bridged inside a ball
         self.repaired = 0
-        # The last collection the firmware ran (esp32): edges stamped from p0 to SAFE_US past p1
-        # may have happened anywhere inside it, so their times say nothing.
+        self.blind = 0
+        self.blocks = 0
+        self.last = hal.ticks_us()
+        # The last pause the VM took (esp32: a collection, or one the firmware noticed afterwards).
         self.p0 = 0
         self.p1 = 0
         self.paused_ever = False
-        self.cut = -1  # a break open when a collection began: its timed part ends there
-        self.hid = 0  # edges of the open spell a collection may have hidden
-        self.hid_breaks = 0  # ... of them breaks
-        self.on_blind = None  # on_blind(pause_start, span_us, pause_us)
-        self.blind = 0
 
     def paused(self, p0, p1):
-        """The firmware just collected garbage from p0 to p1: scheduled handlers waited it out."""
+        """The VM was held from p0 to p1: scheduled handlers waited it out."""
         self.p0 = p0
         self.p1 = p1
         self.paused_ever = True
-        if self.broken and self.cut < 0:
-            self.cut = p0
 
-    def _hidden(self, t):
+    def _early(self, t):
+        """The earliest t's edge may have happened (t itself when it was timed)."""
         if not self.paused_ever:
-            return False
+            return t
         if hal.diff(t, self.p1) > SAFE_US:
             self.paused_ever = False  # edges come in time order: past the pause for good (and the clock may wrap)
-            return False
-        return hal.diff(t, self.p0) >= 0
+            return t
+        e = hal.add(self.p0, -SAFE_US)
+        if hal.diff(t, e) < 0:
+            return t
+        return self.last if hal.diff(self.last, e) > 0 else e
 
-    def edge(self, level, t):
+    def lost(self):
+        """Edges may have been lost (a full scheduler queue or ring): one more break may hide here."""
+        if self.blocked:
+            return
+        if self.start >= 0:
+            self.hid += 1
+            self.splits += 1
+        else:
+            self._blind(1, hal.add(self.p0, -SAFE_US), self.p1)
+
+    def edge(self, level, t, early=-1):
+        """An edge stamped t; early: the earliest it may have happened (-1: as the pause says)."""
         self.odd = -1
-        hidden = self._hidden(t)
+        if early < 0:
+            early = self._early(t)
+        hidden = early != t
         if level == self.active:
             if self.broken:
                 return
-            if self.start >= 0 and hal.diff(t, self.clear) >= self.lockout_us:
-                self.judge()
+            self.last = early
+            if self.start >= 0:
+                if hal.diff(t, self.clear) >= self.lockout_us or (self.dim and not hidden and not self.blocked):
+                    self.judge()  # light held, or light a pause hid: the next break is a spell of its own
+                else:
+                    self.locked += 1
+                    if hidden:
+                        self.splits += 1  # the light before it is untimed: it may be a ball of its own
             self.broken = True
             self.piece = t
+            self.early = early
             if self.start < 0:
                 self.start = t
-                self.dark = 0
-                self.hid = 0
-                self.hid_breaks = 0
-            else:
-                self.locked += 1
+                self.first = early
+                self.lo = self.hi = 0
+                self.hid = self.splits = 0
             if hidden:
                 self.hid += 1
-                self.hid_breaks += 1
             return
         if not self.broken:
             return  # a clear edge without a break (missed edge): nothing to measure
+        self.last = early
         self.broken = False
-        if self.cut >= 0:
-            # Broken when a collection began: only the dark before it was timed.
-            self.dark += max(0, hal.diff(self.cut, self.piece))
-            self.cut = -1
+        self.lo += max(0, hal.diff(early, self.piece))
+        self.hi += max(0, hal.diff(t, self.early))
+        self.dim = hidden
+        if hidden:
             self.hid += 1
-        else:
-            self.dark += max(0, hal.diff(t, self.piece))
-            if hidden:
-                self.hid += 1
         self.clear = t
 
     def due(self, t):
@@ -228,7 +271,9 @@ class Beam:
         return self.start >= 0 and not self.broken and hal.diff(t, self.clear) >= self.lockout_us
 
     def quiet(self):
-        """Nothing open and the beam lit: a pause now cannot fall inside a break that began before it."""
+        """Nothing open and the beam lit (or blocked and still dark): a pause now cannot hide a ball."""
+        if self.blocked and self.broken:
+            return self.src is None or self.src.value() == self.active
         if self.start >= 0 or self.broken:
             return False
         return self.src is None or self.src.value() != self.active
@@ -236,33 +281,44 @@ class Beam:
     def judge(self):
         s = self.start
         self.start = -1
-        hid = self.hid
-        self.hid = 0
-        n = self.hid_breaks  # breaks whose start a collection hid: each may have been a ball
-        self.hid_breaks = 0
-        if self.dark < self.min_pulse_us:
-            if hid and self.on_blind is not None:
-                self._blind(max(1, n))  # too short only as far as the edges could be timed
-            else:
-                self.glitches += 1
+        width = hal.diff(self.clear, s)
+        if self.blocked:
+            self.blocked = False
+            self._blocked(s, width, 0)  # clear again: not a ball
+            if self.splits:
+                self._blind(self.splits, s, self.clear)  # a ball may have passed while a pause hid the light
             return
-        self.on_ball(s, hal.diff(self.clear, s))
-        if n >= 2 and self.on_blind is not None:
-            self._blind(n - 1)  # whole breaks, and the light after them, fell in the pause before this ball
+        if width >= self.block_us:
+            self._blocked(s, width, 1)  # longer than any ball, and over before it was seen open
+            self._blocked(s, width, 0)
+        elif self.lo >= self.min_pulse_us and not self.splits:
+            self.on_ball(s, width)
+        elif self.hi < self.min_pulse_us:
+            self.glitches += 1  # noise, however the untimed part went
+        elif self.hid:
+            self._blind(self.splits + 1, self.first, self.clear)  # untimed: a person says whether it was a ball
+        else:
+            self.glitches += 1
 
-    def _blind(self, n):
-        """One question per break the pause hid (two balls fit in 30 ms; a rim flicker asks twice)."""
-        cb = self.on_blind
-        if cb is None:
+    def _blind(self, n, t, end):
+        """n questions about the spell from t to end (one per break that may have been a ball)."""
+        if self.on_blind is None:
+            self.glitches += 1
             return
-        span = max(0, hal.diff(self.clear, self.p0))
+        span = max(0, hal.diff(end, t))
         pause = max(0, hal.diff(self.p1, self.p0))
         for _ in range(n):
             self.blind += 1
-            cb(self.p0, span, pause)
+            self.on_blind(t, span, pause)
+
+    def _blocked(self, t, width, on):
+        self.blocks += on
+        if self.on_blocked is not None:
+            self.on_blocked(t, width, on)
 
     def expire(self, now):
-        """Judge a spell whose light has held long enough; line the state up with a pin that lost an edge.
+        """Judge a spell whose light has held long enough; report a beam dark past block_us; line the
+        state up with a pin that lost an edge.
 
         now is read after the ring was drained; nothing is done while edges wait in the ring.
         """
@@ -270,20 +326,28 @@ class Beam:
             return
         if self.start >= 0 and not self.broken and hal.diff(now, self.clear) >= self.lockout_us + SAFE_US:
             self.judge()
+        if self.start >= 0 and not self.blocked and hal.diff(now, self.start) >= self.block_us:
+            self.blocked = True  # no ball is this wide: a hand, a cup, a fallen piece
+            if self.splits:
+                self._blind(self.splits, self.first, now)
+            self.hid = self.splits = 0
+            self._blocked(self.start, hal.diff(now, self.start), 1)
         src = self.src
         if src is None:
             return
         lv = src.value()
         if (lv == self.active) == self.broken:
             self.odd = -1
+            self.seen = now
             return
         if self.odd < 0:
             self.odd = now
         elif hal.diff(now, self.odd) >= REPAIR_US:
-            # An edge was lost (full ring or scheduler queue): take the pin's word from when it was first seen.
-            t = self.odd
+            # An edge was lost (full ring or scheduler queue): take the pin's word, untimed (it happened
+            # after the pin was last seen to agree and before it was first seen not to).
             self.repaired += 1
-            self.edge(lv, t)
+            a = self.piece if self.broken else self.clear
+            self.edge(lv, self.odd, self.seen if hal.diff(self.seen, a) > 0 else a)
             src.resync(lv)
 
 
@@ -300,10 +364,11 @@ class Sensor:
 
 
 class BeamSensor(Sensor):
-    def __init__(self, sid, emit, active, min_pulse_us, lockout_us):
+    def __init__(self, sid, emit, active, min_pulse_us, lockout_us, block_us=500000):
         Sensor.__init__(self, sid, "beam", emit)
-        self.beam = Beam(active, min_pulse_us, lockout_us, self._ball)
+        self.beam = Beam(active, min_pulse_us, lockout_us, self._ball, block_us)
         self.beam.on_blind = self._blind
+        self.beam.on_blocked = self._blocked
         self.balls = 0
 
     def channels(self):
@@ -318,26 +383,34 @@ class BeamSensor(Sensor):
         self.emit(self, 1, t, w)
 
     def _blind(self, t, span, pause):
-        # value: the pause in ms (1-65535); t: when it began; width: from then to the break's last clear.
+        # value: the pause in ms (1-65535); t: the earliest the untimed spell may have begun; width: to its last clear.
         self.emit(self, min(65535, max(1, (pause + 999) // 1000)), t, span, "blind")
 
+    def _blocked(self, t, width, on):
+        # value: 1 blocked (dark past block_ms), 0 clear again; t: when the dark began; width: how long so far.
+        self.emit(self, on, t, min(width, 0x3FFFFFFF), "blocked")
+
     def set(self, key, value):
-        if key == "min_us":
-            self.beam.min_pulse_us = value
-        elif key == "lockout_ms":
-            self.beam.lockout_us = value * 1000
-        else:
-            return False
+        for b in self.channels():
+            if key == "min_us":
+                b.min_pulse_us = value
+            elif key == "lockout_ms":
+                b.lockout_us = value * 1000
+            elif key == "block_ms":
+                b.block_us = value * 1000
+            else:
+                return False
         return True
 
 
 class TwoBeamSensor(BeamSensor):
     """Mouth beam + lower beam: "in" only when the ball crosses the lower beam."""
 
-    def __init__(self, sid, emit, active, min_pulse_us, lockout_us):
-        BeamSensor.__init__(self, sid, emit, active, min_pulse_us, lockout_us)
-        self.mouth = Beam(active, min_pulse_us, lockout_us, self._mouth)
+    def __init__(self, sid, emit, active, min_pulse_us, lockout_us, block_us=500000):
+        BeamSensor.__init__(self, sid, emit, active, min_pulse_us, lockout_us, block_us)
+        self.mouth = Beam(active, min_pulse_us, lockout_us, self._mouth, block_us)
         self.mouth.on_blind = self._mouth_blind
+        self.mouth.on_blocked = self._blocked
         self.waiting = False  # a ball passed the mouth and has not reached the lower beam yet
         self.bounced = 0  # mouth balls that never reached the lower beam
 
@@ -356,12 +429,6 @@ class TwoBeamSensor(BeamSensor):
     def _ball(self, t, w):
         self.waiting = False
         BeamSensor._ball(self, t, w)
-
-    def set(self, key, value):
-        ok = BeamSensor.set(self, key, value)
-        self.mouth.min_pulse_us = self.beam.min_pulse_us
-        self.mouth.lockout_us = self.beam.lockout_us
-        return ok
 
 
 class Settled(Sensor):
@@ -395,7 +462,11 @@ class Settled(Sensor):
             self.chatter += 1
 
     def poll(self, now):
-        if self.read is not None and not (self.ring is not None and self.ring.pending()):
+        if self.read is not None and self.src is None:
+            lv = self.read()  # polled (esp32): its handlers would take the scheduler's slots from the beams
+            if lv != self.level:
+                self.edge(lv, now)
+        elif self.read is not None and not (self.ring is not None and self.ring.pending()):
             # A pin that disagrees for REPAIR_US with no edge on the way lost one (a scheduled
             # handler may still be coming in the meantime).
             lv = self.read()

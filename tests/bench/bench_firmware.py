@@ -107,6 +107,7 @@ def _empty():
         "bands": {name: {"n": 0, "none": 0, "one": 0, "double": 0, "asked": 0, "hidden": 0, "errors": []} for name, *_ in drops.BANDS},
         "seen": {name: {"dark": [], "light": []} for name, *_ in drops.BANDS},
         "unmatched": 0, "hidden": 0, "unhidden_wrong": 0, "questions": 0, "empty": 0, "asked_hidden": 0, "late_max": 0, "masked_us": 0, "frames": 0, "gc": 0, "secs": 0.0,
+        "lost": 0, "both": 0, "false": 0, "unasked": 0, "sched_lost": 0,
     }
 
 
@@ -115,10 +116,17 @@ def _run_chunk(code, label, k, n, seed):
     model, anim = drops.MODELS[label]
     leds = 73 if anim else 0
     t0 = time.perf_counter()
-    edges, truth = drops.timeline(n, seed * 1000 + k)
+    pauses = ()
+    extra = dict(drops.EXTRA.get(label) or {})
+    if label in drops.HARD:
+        edges, truth, pauses = drops.timeline(n, seed * 1000 + k, hard=True)
+        extra["sensors"] = [drops.CUP, drops.TILT]
+    else:
+        edges, truth = drops.timeline(n, seed * 1000 + k)
     events, stats = drops.run(
-        code, model, edges, lines=drops.animate(leds), leds=leds, seed=seed + k, log_edges=True, extra=drops.EXTRA.get(label)
+        code, model, edges, lines=drops.animate(leds), leds=leds, seed=seed + k, log_edges=True, extra=extra, pauses=pauses
     )
+    events = [ev for ev in events if ev[0] == drops.CUP["id"]]
     counts = []
     asks = {}
     score, um = drops.score(truth, events, counts, asks)
@@ -128,11 +136,19 @@ def _run_chunk(code, label, k, n, seed):
     # Target drops got wrong that no collection hid: what the firmware must never do.
     for i, (name, _, _) in enumerate(truth):
         if name in drops.TARGET and i not in hid:
-            bad = counts[i] > 0 if name.startswith("noise") else counts[i] != 1 and not (counts[i] == 0 and i in asks["drops"])
+            bad = counts[i] > 0 if name.startswith(drops.NOT_BALLS) else counts[i] != 1 and not (counts[i] == 0 and i in asks["drops"])
             out["unhidden_wrong"] += bad
     for i in hid:
         out["bands"][truth[i][0]]["hidden"] += 1
         out["asked_hidden"] += i in asks["drops"] and truth[i][0] in drops.TARGET and not truth[i][0].startswith("noise")
+    for i, (name, _, _) in enumerate(truth):
+        if name in drops.TARGET and name.startswith(drops.NOT_BALLS):
+            out["false"] += counts[i] > 0
+        elif name in drops.TARGET:
+            out["lost"] += counts[i] == 0 and i not in asks["drops"]
+    out["both"] = len(asks["both"])
+    out["unasked"] = stats.get("unasked", 0)
+    out["sched_lost"] = stats.get("sched_lost", 0)
     out["questions"] = asks["questions"]
     out["empty"] = asks["empty"]
     for name, tot in out["bands"].items():
@@ -152,7 +168,8 @@ def _merge(a, b):
         tot["errors"] += b["bands"][name]["errors"]
         for key in ("dark", "light"):
             a["seen"][name][key] += b["seen"][name][key]
-    for key in ("unmatched", "hidden", "unhidden_wrong", "questions", "empty", "asked_hidden", "masked_us", "frames", "gc", "secs"):
+    for key in ("unmatched", "hidden", "unhidden_wrong", "questions", "empty", "asked_hidden", "masked_us", "frames", "gc", "secs",
+                "lost", "both", "false", "unasked", "sched_lost"):
         a[key] += b[key]
     a["late_max"] = max(a["late_max"], b["late_max"])
 
@@ -200,6 +217,13 @@ def confusion(code, n=10_000, seed=3):
                 cell += " (%d x2)" % b["double"]
             row += col % cell
         print(row)
+    print("   %-24s" % "TARGET balls lost unasked" + "".join(col % by[lb]["lost"] for lb in labels))
+    print("   %-24s" % "TARGET counted and asked" + "".join(col % by[lb]["both"] for lb in labels))
+    print("   %-24s" % "TARGET false balls" + "".join(col % by[lb]["false"] for lb in labels))
+    print("   %-24s" % "questions per pause" + "".join(
+        col % ("%.2f" % (by[lb]["questions"] / max(1, by[lb]["gc"] + by[lb]["unasked"]))) for lb in labels))
+    print("   %-24s" % "pauses not asked for" + "".join(col % by[lb]["unasked"] for lb in labels))
+    print("   %-24s" % "handlers dropped (queue)" + "".join(col % by[lb]["sched_lost"] for lb in labels))
     print("   %-24s" % "target balls in a pause" + "".join(
         col % sum(by[lb]["bands"][nm]["hidden"] for nm in drops.TARGET if not nm.startswith("noise")) for lb in labels))
     print("   %-24s" % "asked (a pause hid it)" + "".join(

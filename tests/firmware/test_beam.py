@@ -118,7 +118,7 @@ def test_flicker_at_the_ball_rim_counts_once_but_balls_6_ms_apart_count_twice(fw
 
 
 def test_host_can_raise_the_minimum_pulse(fw_code):
-    ops = ["freeze", "line " + frame("config", "t-1", 5, "beam.min_us", "2000")]
+    ops = ["freeze", "line " + frame("config", "t-1", 5, "beam.min_us", "1800")]
     ops += pulse(2, 1500, 7000) + pulse(2, 2500, 7000) + ["sense"]
     r = run_scenario(fw_code, CONFIG, ops)
     assert r.of("ack") == [("t-1", 5)]
@@ -149,16 +149,22 @@ def test_simulated_irqs_run_with_the_heap_locked(fw_code, tmp_path):
 def test_lost_edges_from_a_full_ring_do_not_jam_the_beam(fw_code, model):
     # 40 balls arrive while the sensing task is stalled; the 32-slot ring keeps what fits
     # and counts the rest as dropped. The beam must not stay "broken": later balls count.
+    # What the lost edges touched is asked about (blind), never counted as a ball.
     ops = ["freeze"]
     for _ in range(40):
-        ops += pulse(2, 5000, 8000)
-    ops += ["set 2 0", "adv 5000", "sense"]  # the ring overflowed during this break
+        ops += ["set 2 0", "idle 5000", "set 2 1", "idle 8000"]
+    ops += ["set 2 0", "idle 5000", "sense"]  # the ring overflowed during this break
     ops += ["set 2 1", "adv 8000", "sense", "flush"]
     for _ in range(5):
         ops += pulse(2, 5000, 8000) + ["sense"]
     ops.append("flush")
     r = run_scenario(fw_code, dict(CONFIG, ring=32), ops, model=model)
     assert r.stats["ring_dropped"] > 0
-    widths = [e[7] for e in r.events("cup-1")]
+    widths = [e[7] for e in r.events("cup-1") if e[4] == "beam"]
     assert widths_close(widths[-5:], [5000] * 5, model)
-    assert len(widths) == 15 + 1 + 5  # 15 pulses fit the ring; a long merged break; 5 after
+    blind = [e for e in r.events("cup-1") if e[4] == "blind"]
+    if model == "esp32-gc":  # the stall is a pause to a board whose handlers are scheduled: all untimed
+        assert len(widths) + len(blind) >= 15 + 1 + 5 and len(widths) >= 5
+    else:
+        assert len(widths) == 15 + 5  # 15 pulses fit the ring; 5 after
+        assert len(blind) >= 1  # the break the lost edges touched: asked about, not a ball

@@ -22,7 +22,10 @@ from battlement.sim.firmware import FirmwareProcess
 # included): fails at 136K, runs at 144K. The unix port is 64-bit, so objects take about twice what
 # they take on the 32-bit Pico W (~150 KB free with Wi-Fi up), and the simulated board's own modules
 # share this heap; 160K keeps room for the largest kit without failing on a busy machine.
-HEAP = "160K"
+# The honest beam account (firmware/sensors.py: bounds, blocked state, pauses it did not ask for) took
+# red-kingdom from 152K to 164K (tests/bench/bench_heap.py measures each map beside the previous
+# release): the limit follows it until the heap is brought back down.
+HEAP = "172K"
 
 
 @pytest.mark.parametrize("march", ["armv6m", "xtensawin", None])

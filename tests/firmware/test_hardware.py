@@ -77,7 +77,7 @@ def test_every_shipped_pin_map_passes(capsys):
         ),
         (
             {"sensors": [{"id": "tower-a1", "kind": "beam", "pin": 4, "min_pulse_us": 100}]},
-            "min_pulse_us is 100; it must be a whole number from 300",
+            "min_pulse_us is 100; it must be a whole number from 700 to 1800: below it a 0.5 ms flicker",
         ),
         (
             {"sensors": [{"id": "tower-a1", "kind": "laser", "pin": 4}]},
@@ -312,3 +312,28 @@ def test_flash_gives_the_board_its_broker_login_as_broker_config_names_it(tmp_pa
         assert "give it hall-2.ring-5" in err
     rc, _, err = run(capsys, *argv, "--mqtt", "mqtt://192.168.1.10", "--username", "hall-1.ring-5", "--password", "x")
     assert rc == 2 and "give it hall-2.ring-5" in err
+
+
+@pytest.mark.parametrize(
+    ("key", "lo", "hi", "why"),
+    [
+        ("min_pulse_us", 700, 1800, "below it a 0.5 ms flicker of noise may count as a ball"),
+        ("lockout_ms", 1, 5, "below it a rim flicker's light (up to 0.5 ms) splits one ball in two"),
+        ("block_ms", 100, 5000, "a beam dark longer is blocked, not a ball"),
+    ],
+)
+def test_beam_settings_only_where_the_detection_holds_each_limit_said_why(tmp_path, capsys, key, lo, hi, why):
+    # Defect: lockout_ms 0 to 500 passed (at 0 every flickering ball counted twice, at 8 bursts merged).
+    for where in ("board", "sensor"):
+        for v, ok in ((lo - 1, False), (lo, True), (hi, True), (hi + 1, False)):
+            if where == "board":
+                m = base(**{key: v})
+            else:
+                m = base(sensors=[{"id": "tower-a1", "kind": "beam", "pin": 4, key: v}])
+            rc, _out, err = run(capsys, "hardware", "check", write_map(tmp_path, m))
+            if ok:
+                assert rc == 0, err
+            else:
+                assert rc == 2
+                line = [x for x in err.splitlines() if key in x]
+                assert len(line) == 1 and "%s is %d; it must be a whole number from %d to %d: %s" % (key, v, lo, hi, why) in line[0]

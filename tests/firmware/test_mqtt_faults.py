@@ -11,6 +11,7 @@ second (a PUBACK or PINGRESP later than keepalive/2), so each test stays short.
 import asyncio
 import os
 import signal
+import time
 
 from battlement.link.messages import Event, Hello
 from battlement.link.transport import MqttTransport
@@ -270,3 +271,23 @@ def test_broker_stopped_longer_than_the_keepalive_then_continued(mosquitto_fresh
 
 def test_broker_killed_while_stopped_and_started_again(mosquitto_fresh):
     _broker_frozen(mosquitto_fresh, "faults-8", killed=True)
+
+
+def test_a_short_session_that_carried_traffic_resets_the_backoff(mosquitto):
+    # Defect: the backoff was reset only after a session outlived the keepalive, so a session cut
+    # soon after it carried events waited out the doubled delay (here 2-4 s) with the broker up.
+    async def body(t, fw, proxy):
+        await next_of(t, Hello, 20)  # after 4 refusals (250, 500, 1000, 2000 ms waits) the delay doubled to 4 s
+        drop(fw, 0, 3)
+        seen = await events(t, 3)
+        proxy.cut()  # the broker drops the board and stays up
+        t0 = time.monotonic()
+        await next_of(t, Hello, 15)
+        waited = time.monotonic() - t0
+        assert waited < 1.5, "the board waited %.1f s to reconnect to a broker that was up" % waited
+        drop(fw, 3, 2)
+        seen += await events(t, 2)
+        assert_once_in_order(seen, 5)
+        assert_no_reset(fw)
+
+    through_proxy(mosquitto, "faults-9", body, refuse=4)

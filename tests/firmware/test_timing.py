@@ -173,7 +173,7 @@ def test_esp32_a_ball_wholly_inside_a_collection_is_reported_blind_never_a_ball_
     assert len(balls) == 1 and balls[0][2] >= 5_100_000  # only the second ball is a ball
     assert len(blind) == 1
     (_, _, t, width, _), = blind
-    assert t == a and t + width >= b  # from the pause's start to the last clear the board saw
+    assert t == a - 500 and t + width >= b  # from the pause's start (less SAFE_US) to the last clear the board saw
     asks = {}
     score, unmatched = drops.score(truth, events, asks=asks)
     assert score["ball 5-30 ms"]["asked"] == 1 and score["ball 5-30 ms"]["one"] == 1
@@ -201,6 +201,42 @@ def test_esp32_noise_inside_a_collection_is_at_most_a_question_never_a_ball(fw_c
     assert a <= 5_005_000 and t > b  # the pause covered the first noises, not the later ones
     assert [e for e in events if not drops.is_blind(e)] == []
     blind = [e for e in events if drops.is_blind(e)]
-    # At most one question per break the pause hid (its queue holds 8 edges: 4 breaks), all of this pause.
-    assert 1 <= len(blind) <= 4 and all(e[2] == a for e in blind)
+    # At most one question per break the pause hid (its queue holds 8 edges: 4 breaks) and one for a
+    # break the full queue may have dropped, all of this pause.
+    assert 1 <= len(blind) <= 5 and all(e[2] == a - 500 for e in blind)
     assert stats["cup-1"]["glitches"] >= 4  # the noise after the pause: glitches, as ever
+
+
+def _account(code, n, seed, model="esp32-gc", hard=True):
+    """n drops (the hard timeline: pauses the firmware did not ask for, a chattering tilt, beams held
+    dark) on a board model: target balls lost unasked, counted and asked, false balls, doubles."""
+    if hard:
+        edges, truth, pauses = drops.timeline(n, seed=seed, hard=True)
+    else:
+        (edges, truth), pauses = drops.timeline(n, seed=seed), ()
+    events, stats = drops.run(code, model, edges, extra={"sensors": [drops.CUP, drops.TILT]}, seed=seed, pauses=pauses)
+    events = [e for e in events if e[0] == drops.CUP["id"]]
+    counts, asks = [], {}
+    drops.score(truth, events, counts, asks)
+    balls = [i for i, (nm, _, _) in enumerate(truth) if nm in drops.TARGET and not nm.startswith(drops.NOT_BALLS)]
+    lost = [truth[i] for i in balls if counts[i] == 0 and i not in asks["drops"]]
+    false = [truth[i] for i, (nm, _, _) in enumerate(truth) if nm in drops.TARGET and nm.startswith(drops.NOT_BALLS) and counts[i]]
+    doubled = [truth[i] for i in balls if counts[i] > 1]
+    return lost, sorted(asks["both"]), false, doubled, stats
+
+
+def test_esp32_pauses_it_did_not_ask_for_leave_every_ball_counted_or_asked_never_both(fw_code):
+    # The test board as hard as the field: flash writes and Wi-Fi pauses around balls (holding one whole,
+    # its start, its end, or ending 0.5-3 ms before it), a tilt chattering on the same board, beams held
+    # dark for seconds, beside the firmware's own collections. `make bench` runs 10,000 drops of it.
+    lost, both, false, doubled, stats = _account(fw_code, 300, seed=29)
+    assert stats["unasked"] >= 10 and stats["gc"] >= 1
+    assert lost == [] and both == [] and false == [] and doubled == []
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("model", ["ideal", "rp2", "esp32-gc"])
+def test_ten_thousand_drops_every_ball_counted_or_asked_never_both(fw_code, model):
+    for k in range(20):  # runs of 500 (the unix port's own collections crawl past ~1,000)
+        lost, both, false, doubled, _ = _account(fw_code, 500, seed=1000 + k, model=model, hard=model == "esp32-gc")
+        assert lost == [] and both == [] and false == [] and doubled == [], (k, lost, both, false, doubled)

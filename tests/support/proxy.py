@@ -7,6 +7,7 @@ blocks (FirmwareProcess.sync, wait_pixels). Faults, each as a board would meet i
     p.refuse(3)      # the next 3 connections: read the CONNECT, then close before any CONNACK
     p.blackhole()    # every open connection goes silent both ways and stays open (half-open TCP:
                      # Wi-Fi gone without a FIN); the board's close is not passed on either
+    p.cut()          # close every open connection now; new ones are let through
     p.stall() / p.resume()   # stop forwarding everything (open and new connections), then go on
     p.choke() / p.resume()   # stop reading from the clients at all: their TCP send buffers fill
                              # (with Proxy(..., rcvbuf=4096) a few KB in, as a congested Wi-Fi link)
@@ -134,6 +135,17 @@ class Proxy:
         def go():
             for c in self._conns:
                 c.blackholed = True
+
+        self._call(go)
+
+    def cut(self):
+        """Close every open connection at once (a broker that drops its clients and stays up)."""
+
+        def go():
+            for c in self._conns:
+                c.aborted = True
+                for w in c.writers:
+                    w.transport.abort()
 
         self._call(go)
 

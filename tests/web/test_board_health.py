@@ -86,3 +86,31 @@ def test_boards_online_then_offline_on_the_host_page_the_scoreboard_and_the_moni
             sim.wait(10)
         monitor.terminate()
         monitor.wait(10)
+
+
+def test_a_blocked_beam_is_said_on_the_host_page_and_is_no_ball(bridge_process, browser, mosquitto, tmp_path):
+    # A beam dark longer than any ball (a hand, a cup) is reported "blocked" by its board: the host page
+    # says so on the board's card, no ball is played, and clearing it is no ball either.
+    tid = "bb-%d" % mosquitto.port
+    path = table_file(tmp_path, tid, game="medieval-pong")
+    b = bridge_process("--table", path, "--mqtt", mosquitto.url)
+    script = tmp_path / "blocked.jsonl"
+    step = {"board": "red-kingdom", "sensor": "tower-a1", "kind": "blocked"}
+    script.write_text(json.dumps(dict(step, at=0.2, value=1)) + "\n" + json.dumps(dict(step, at=6.0, value=0)) + "\n")
+    sim = subprocess.Popen([BATTLEMENT, "sim", "--table", path, "--mqtt", mosquitto.url, "--script", str(script),
+                            "--wait", "1.5", "--linger", "600"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, start_new_session=True)
+    try:
+        host = browser.new_page(viewport={"width": 1280, "height": 1000})
+        host.goto(b.url + "/host?code=" + b.host_code)
+        beam = host.locator("#health .board-card[data-board='red-kingdom'] li[data-sensor='tower-a1']")
+        beam.locator(".beam-blocked", has_text="red.A1 is blocked").wait_for(timeout=20_000, state="attached")
+        counters = health(b)["counters"]
+        assert not any(k.startswith("played") and v for k, v in counters.items()), counters
+        beam.locator(".beam-blocked").wait_for(timeout=20_000, state="detached")  # clear again
+        rows = next(x for x in health(b)["board_health"]["boards"] if x["board"] == "red-kingdom")["sensors"]
+        tower = next(s for s in rows if s["id"] == "tower-a1")
+        assert "blocked" not in tower and tower["count"] == 0  # neither blocking nor clearing was a trigger
+    finally:
+        os.killpg(sim.pid, signal.SIGKILL)
+        sim.wait(10)

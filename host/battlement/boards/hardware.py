@@ -16,7 +16,7 @@ import pathlib
 import re
 
 from battlement.errors import UserError
-from battlement.link.wire import MAC_LEN, MAX_FRAME, MSGID, U32, VERSION
+from battlement.link.wire import MAC_LEN, MAX_FRAME, MSGID, SETTINGS, U32, VERSION
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 HARDWARE = ROOT / "hardware"
@@ -28,8 +28,10 @@ ID_RE = re.compile(r"^[a-z0-9-]{1,32}$")
 SENSOR_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")  # wire-safe, no ':' or ',' (they separate the hello list)
 # Settings a map may set, with the range that makes physical sense.
 LIMITS = {
-    "min_pulse_us": (300, 20000),  # below 300 us a 0.2 ms glitch would count as a ball
-    "lockout_ms": (0, 500),
+    # The beam settings take only the values the detection holds in (the same as the `config` command's).
+    "min_pulse_us": SETTINGS["min_us"],
+    "lockout_ms": SETTINGS["lockout_ms"],
+    "block_ms": SETTINGS["block_ms"],
     "settle_ms": (10, 5000),
     "tilt_settle_ms": (10, 5000),
     "presence_settle_ms": (10, 5000),
@@ -42,6 +44,15 @@ LIMITS = {
     "gc_ms": (200, 60000),  # esp32: idle garbage collection, before the heap fills (docs/hardware.md "Timing")
     "gc_free": (4096, 1 << 20),  # esp32: collect sooner once less heap than this is free
 }
+# Why a beam setting's range is what it is, said beside the rejection (docs/hardware.md "Timing").
+WHY = {
+    "min_pulse_us": "below it a 0.5 ms flicker of noise may count as a ball, above it a 2 ms ball may be lost "
+                    "(an IRQ up to 150 us late either way)",
+    "lockout_ms": "below it a rim flicker's light (up to 0.5 ms) splits one ball in two, above it balls of a "
+                  "burst (6 ms apart) merge into one",
+    "block_ms": "a beam dark longer is blocked, not a ball: it must be longer than the widest ball (30 ms) and "
+                "short enough that collections do not wait long behind a blocked beam",
+}
 # Below this a watchdog resets a healthy board: the sensing loop waits out blocking calls (a DNS
 # lookup, a step of a TLS handshake: elliptic-curve arithmetic in mbedtls, of the order of a second).
 WDT_MIN_MS = 2000
@@ -50,12 +61,13 @@ ONLY_FOR = {
     "settle_ms": (("tilt", "presence"), "how long a reading must hold", "a beam is filtered by min_pulse_us and lockout_ms"),
     "min_pulse_us": (("beam",), "the shortest break counted as a ball", "a %s sensor is filtered by settle_ms"),
     "lockout_ms": (("beam",), "how long a flicker after a ball is ignored", "a %s sensor is filtered by settle_ms"),
+    "block_ms": (("beam",), "how long a beam may stay dark before it is blocked", "a %s sensor is filtered by settle_ms"),
 }
 
 
 TOP_KEYS = {"board", "profile", "role", "transport", "muxes", "sensors", "leds", "wifi", "mqtt", "serial", "comment"}
 TOP_KEYS |= {"key"}  # signing key (hex), written by `battlement flash` from the keys file
-SENSOR_KEYS = {"id", "kind", "pin", "lower", "mux", "channel", "active", "pull", "min_pulse_us", "lockout_ms"}
+SENSOR_KEYS = {"id", "kind", "pin", "lower", "mux", "channel", "active", "pull", "min_pulse_us", "lockout_ms", "block_ms"}
 SENSOR_KEYS |= {"settle_ms", "comment"}
 
 
@@ -162,7 +174,8 @@ def _check_settings(obj: dict, where: str, problems: list[str]) -> None:
             v = obj[key]
             if not _int(v) or not lo <= v <= hi:
                 problems.append(
-                    "%s: %s is %r; it must be a whole number from %d to %d" % (where, key, v, lo, hi)
+                    "%s: %s is %r; it must be a whole number from %d to %d%s"
+                    % (where, key, v, lo, hi, ": " + WHY[key] if key in WHY else "")
                 )
             elif key == "wdt_ms" and 0 < v < WDT_MIN_MS:
                 problems.append(

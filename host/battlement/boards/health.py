@@ -1,7 +1,8 @@
 """Board health, as ESPHome shows its devices: for every board a table map lists, whether it is online,
 its last hello and heartbeat (outbox, queued, dropped, reconnects), each sensor's last trigger and, for
 beams, the widths of its recent breaks beside the threshold the firmware counts a ball from
-(min_pulse_us), so a builder sees a badly aligned beam (breaks near or under the line). Boards heard that
+(min_pulse_us), so a builder sees a badly aligned beam (breaks near or under the line), and whether
+it is blocked now (dark longer than any ball: "cup-green-3 is blocked"). Boards heard that
 no map lists are shown apart. The bridge feeds it (hello, event) and asks it for the report.
 """
 
@@ -13,6 +14,7 @@ import time
 
 from battlement.boards.hardware import BOARDS
 from battlement.link.transport.base import in_order
+from battlement.link.wire import BLOCKED
 
 RECENT_WIDTHS = 24  # breaks kept per beam for the plot
 DEFAULT_MIN_PULSE_US = 1000  # firmware/app.py DEFAULTS["min_pulse_us"]
@@ -47,6 +49,9 @@ class BoardWatch:
         s = self.sensed.get(key)
         if s is None:
             s = self.sensed[key] = {"at": 0.0, "value": 0, "count": 0, "widths": collections.deque(maxlen=RECENT_WIDTHS)}
+        if ev.kind == BLOCKED:  # not a trigger: the beam is dark past any ball (1), or clear again (0)
+            s["blocked"] = bool(ev.value)
+            return
         s["at"], s["value"] = time.time(), ev.value
         s["count"] += 1
         if ev.kind == "beam" and ev.value:
@@ -110,6 +115,8 @@ class BoardWatch:
                     if kinds[sid] == "beam":
                         entry["widths_us"] = list(s["widths"]) if s else []
                         entry["min_pulse_us"] = self._threshold(board, sid)
+                        if s and s.get("blocked"):
+                            entry["blocked"] = "%s is blocked" % (entry["object"] or sid)
                     sensors.append(entry)
                 missing = sorted(set(kinds) - set(hello["sensors"])) if hello else []
                 out.append({"table": table, "board": board, "state": state, "link": link, "hello": hello,

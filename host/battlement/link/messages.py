@@ -35,8 +35,10 @@ class Hello:
 class Event:
     """One sensor edge or reading. value: beam 1 = ball broke the beam; tilt/presence 1 = on, 0 = off.
 
-    kind "blind" (a beam's): a break the board could not time, inside a garbage collection it ran;
-    value is the collection's length in ms, t_us when it began, width_us from then to the last clear.
+    kind "blind" (a beam's): a break the board could not time (a pause held its edges back, or an edge
+    was lost); value is the pause's length in ms, t_us the earliest the break may have begun, width_us
+    from then to its last clear. kind "blocked" (a beam's): value 1, the beam has been dark longer than
+    any ball (t_us when it went dark, width_us for how long); value 0, it is clear again (never a ball).
     """
 
     table: str | None
@@ -150,8 +152,8 @@ def format_sensors(sensors: dict[str, str]) -> str:
 
 
 def declared_kind(kind: str) -> str:
-    """The kind a hello declares for the sensor an event of this kind names (blind: a beam's)."""
-    return "beam" if kind == wire.BLIND else kind
+    """The kind a hello declares for the sensor an event of this kind names (blind, blocked: a beam's)."""
+    return "beam" if kind in (wire.BLIND, wire.BLOCKED) else kind
 
 
 def from_frame(typ: str, fields: tuple, table: str | None = None):

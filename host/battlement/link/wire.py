@@ -55,8 +55,23 @@ KINDS = ("beam", "tilt", "presence")
 # What an event's kind may be: a sensor's, or "blind" for a beam's break the board could not time
 # (a garbage collection held its edges back, docs/protocol.md).
 BLIND = "blind"
-EVENT_KINDS = KINDS + (BLIND,)
+# "blocked" (a beam's): dark longer than any ball, so no ball (value 1), and clear again (0).
+BLOCKED = "blocked"
+EVENT_KINDS = KINDS + (BLIND, BLOCKED)
 PATTERNS = ("off", "solid", "blink", "pulse", "chase")
+# The values a `config` command may set (the setting after the last '.'), and the pin maps' beam
+# settings (boards/hardware.py), where the detection holds (docs/hardware.md "Timing"): noise up to
+# 0.5 ms stays under min_us and a 2 ms ball over it with the IRQ lateness (150 us on esp32) either
+# way; a rim flicker's light (0.5 ms) fits under lockout_ms and a burst's 6 ms gaps do not;
+# block_ms lies past the widest ball (30 ms) and short enough that collections do not wait long.
+SETTINGS = {
+    "min_us": (700, 1800),
+    "lockout_ms": (1, 5),
+    "block_ms": (100, 5000),
+    "stable_ms": (10, 5000),
+    "beat_ms": (500, 60000),
+    "resend_ms": (200, 60000),
+}
 ID_MAX = 32
 
 # Reasons a frame is rejected; the host counts rejections under these names.

@@ -9,7 +9,7 @@ reported, never fatal.
 from __future__ import annotations
 
 from battlement.link.messages import Event
-from battlement.link.wire import BLIND
+from battlement.link.wire import BLIND, BLOCKED
 from battlement.table.adapter import Ignore, TableAdapter
 from battlement.table.maps import TableMap
 
@@ -40,6 +40,10 @@ class Router:
             self._count("blind")
             return obj, None, "%s: the board was collecting memory for %d ms and a break there could not be timed" % (
                 obj, ev.value)
+        if ev.kind == BLOCKED:
+            # Dark longer than any ball (a hand, a cup): never a ball, nor is its clearing. Board health shows it.
+            self._count("blocked" if ev.value else "unblocked")
+            return obj, None, "%s is blocked" % obj if ev.value else "%s is clear again" % obj
         out = self.adapter.sense(state, obj, ev.kind, ev.value, at)
         if isinstance(out, Ignore):
             self._count(out.counter)

@@ -26,7 +26,9 @@ Pins are driven from outside the process over a control socket
 (host/battlement/sim/firmware.py speaks it), or by test drivers through schedule(),
 run_until() and drive(). Control lines (';' separates commands applied in order):
     set <pin> <level>                      an edge on an input pin now
-    adv <us>                               let the clock run on while the firmware idles
+    adv <us>                               let the clock run on while the firmware idles (scheduled
+                                           handlers: the commands after it happen that much later,
+                                           while the clock moves with the firmware's work and sleeps)
     freeze                                 stop real time from moving the clock (only adv does)
     mux <sig> <s0,s1,..> <channel> <level> level a multiplexer channel reads
     sync <n>                               answered with "sync <n>" once all before it is applied
@@ -89,7 +91,8 @@ _ei = [0]
 _costed = [False]
 _hard = []  # rp2: pins whose handler waits to run (one call per pin however many edges)
 _soft = []  # esp32: [due, pin] scheduled handler calls, oldest first
-stats = {"edges": 0, "irqs": 0, "coalesced": 0, "sched_lost": 0, "gc": 0, "masked_us": 0, "late_max": 0}
+stats = {"edges": 0, "irqs": 0, "coalesced": 0, "sched_lost": 0, "gc": 0, "unasked": 0, "masked_us": 0, "late_max": 0}
+_unasked = []  # [(at, us)] pauses the firmware did not ask for (a flash write, Wi-Fi), in time order
 _rng = [int(os.getenv("BATTLEMENT_SEED") or "1") * 2654435761 & 0xFFFFFFFF or 1]
 if MODEL["gc"]:
     _st[5] = MODEL["gc"][0]
@@ -118,12 +121,28 @@ def now():
     return _st[0]
 
 
+# Models with scheduled handlers (the firmware reads a long stretch between two drains of its ring as a
+# pause it did not ask for): real time counts only where the board idles too, so a busy test machine
+# never shows up on the board's clock. None: the firmware runs, its time is the work it does (COSTS);
+# an instant: the sensing loop sleeps until then (app._sensing: sleep_ms(1) after feeding the watchdog);
+# -1: the port waits for the host (Console), as long as the host takes.
+_idle = [None]
+SLEEP_US = 1000
+
+
 def _real():
     last = _st[1]
     if last is not None:
         r = time.ticks_us()
         d = time.ticks_diff(r, last)
         _st[1] = r
+        if d > 0 and MODEL["irq"] == "soft":
+            w = _idle[0]
+            if w is None:
+                return
+            if w >= 0 and d >= w - _st[0]:
+                _idle[0] = None  # the sleep is over; the rest was the host's
+                d = w - _st[0]
         if d > 0:
             run_until(_st[0] + d)
 
@@ -147,9 +166,27 @@ def _next_irq():
     return best, k
 
 
+def pauses(windows):
+    """Pauses the firmware did not ask for, [(at_us, length_us)]: from at the VM is held (no handler runs,
+    nor the firmware: the clock it reads next is past the pause), as a flash write or Wi-Fi holds it."""
+    _unasked[:] = sorted(tuple(w) for w in windows)
+
+
 def run_until(t):
     """Let every edge and handler call due up to t happen, in time order; then the clock reads t."""
     while True:
+        if _unasked and _unasked[0][0] <= t and not _st[2]:
+            at, us = _unasked[0]
+            te = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
+            ti, _ = _next_irq()
+            if (te is None or at <= te) and (ti is None or at <= ti):
+                _unasked.pop(0)
+                _st[0] = max(_st[0], at)
+                stats["unasked"] += 1
+                gc_windows.append((_st[0], _st[0] + us))
+                _st[4] = max(_st[4], _st[0] + us)
+                t = max(t, _st[0] + us)  # the firmware itself waits it out too
+                continue
         te = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
         ti, k = _next_irq()
         if te is not None and (ti is None or te <= ti) and te <= t:
@@ -258,6 +295,8 @@ def next_due():
     t = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
     if MODEL["gc"] and not _st[6] and (t is None or _st[5] < t):
         t = _st[5]
+    if _unasked and (t is None or _unasked[0][0] < t):
+        t = _unasked[0][0]
     return t
 
 
@@ -435,6 +474,9 @@ class WDT:
             sys.exit(3)
         self.fed = t
         poll()
+        if MODEL["irq"] == "soft":
+            _real()  # the cycle's own time was its work
+            _idle[0] = _st[0] + SLEEP_US  # then the sensing loop sleeps 1 ms
 
 
 class Console(io.IOBase):
@@ -469,11 +511,21 @@ class Console(io.IOBase):
 
     def write(self, data):
         t0 = time.ticks_ms()
-        while not self.room.poll(0 if self.gone else 1):  # the VM waits here, as inside the port's write
-            if self.gone or time.ticks_diff(time.ticks_ms(), t0) >= self.wait_ms:
-                self.gone = self.give_up
-                return 0
-            poll()  # what the scheduler holds (pin handlers) runs meanwhile, as in mp_event_wait_ms
+        if self.room.poll(0):
+            self.gone = False
+            return self.f.write(data)
+        _real()
+        idle = _idle[0]
+        _idle[0] = -1  # the port's wait lasts as long as the host does not read: real time is the board's here
+        try:
+            while not self.room.poll(0 if self.gone else 1):  # the VM waits here, as inside the port's write
+                if self.gone or time.ticks_diff(time.ticks_ms(), t0) >= self.wait_ms:
+                    self.gone = self.give_up
+                    return 0
+                poll()  # what the scheduler holds (pin handlers) runs meanwhile, as in mp_event_wait_ms
+        finally:
+            _real()
+            _idle[0] = idle if idle is not None and idle > _st[0] else None
         self.gone = False
         return self.f.write(data)
 
@@ -648,6 +700,8 @@ def poll():
     if s is None:
         return
     _real()
+    if not _run_queued():
+        return
     for _ in range(16):  # up to 2 KB a cycle, in small pieces
         if not _sim[2].poll(0):
             return
@@ -662,10 +716,40 @@ def poll():
             nl = buf.find(b"\n")
             if nl < 0:
                 break
-            for cmd in buf[:nl].decode().split(";"):
-                _apply(cmd)
+            _queued.extend(buf[:nl].decode().split(";"))
             buf = buf[nl + 1 :]
         _sim[1] = buf
+        if not _run_queued():
+            return
+
+
+_queued = []  # control commands not applied yet
+_cursor = [0]  # models with scheduled handlers: the instant the world has reached with the commands so far
+
+
+def _run_queued():
+    """Apply queued commands in order. On a board with scheduled handlers the world runs apart from the
+    board: `set` is an edge at the instant the `adv`s before it reached (the firmware meets it wherever its
+    work has the clock then, as a board does), and the clock runs on only with the firmware's work and its
+    loop's sleeps, so no host stall becomes a pause on the board. Other commands wait until the clock has
+    reached them. False while one waits."""
+    while _queued:
+        a = _queued[0].split()
+        if MODEL["irq"] != "soft" or not a:
+            _apply(_queued.pop(0))
+            continue
+        at = max(_cursor[0], _st[0])
+        if a[0] == "adv":
+            _cursor[0] = at + int(a[1])
+        elif a[0] == "set":
+            _at(at, int(a[1]), int(a[2]))
+            run_until(_st[0])
+        elif _st[0] < at:
+            return False
+        else:
+            _apply(_queued[0])
+        _queued.pop(0)
+    return True
 
 
 _connect()

@@ -34,6 +34,7 @@ if log is not None:
     for det in a.channels:
         _logged(det)
 machine.schedule(scen["timeline"])
+machine.pauses(scen.get("pauses") or ())
 scen = None
 end = 0
 for t, p, lv in machine._edges:
@@ -99,6 +100,7 @@ for s in a.sensors:
         st[s.id] = {"balls": s.balls, "glitches": s.beam.glitches, "locked": s.beam.locked}
         st[s.id]["repaired"] = getattr(s.beam, "repaired", 0)
         st[s.id]["blind"] = getattr(s.beam, "blind", 0)
+        st[s.id]["blocks"] = getattr(s.beam, "blocks", 0)
 st["gc_windows"] = machine.gc_windows
 if log is not None:
     st["edges_seen"] = log
