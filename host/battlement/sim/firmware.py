@@ -26,7 +26,8 @@ drop_ball(sensor, width_ms=10, bounce=False), tilt(sensor, fallen),
 presence(sensor, occupied), advance(us), sync(), pixels(), wait_pixels(pred, timeout),
 log() (the firmware's stderr/stdout). The clock the firmware measures pulses
 with is virtual: real time plus the work the firmware did (each port's costs)
-plus every advance(); widths are exact on the ideal board (the default) and
+plus every advance(); on the ESP32 models only the board's own sleeps let real
+time in, so a busy host never looks like a pause the board did not ask for. Widths are exact on the ideal board (the default) and
 within the port's IRQ latency on the others, and settle times pass instantly
 when asked (settle=True), so nothing depends on how busy the machine is.
 """
