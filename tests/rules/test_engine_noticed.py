@@ -1,0 +1,38 @@
+"""The rules contract: what the command line, the journal and every game's state rely on, exactly.
+Written from the mutation run's survivors (tests/rules/mutation.py).
+
+Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
+"""
+
+from rtest import Match, dumps, engine, load, raises
+from test_engine import Nim
+
+from shared_rules import GAMES
+
+
+def test_every_games_state_names_its_game_and_holds_what_the_contract_lists():
+    for name in sorted(GAMES):
+        state = Match(load(name), None, 1).state
+        assert state["game"] == name, name
+        assert state["over"] is False and state["winner"] is None and "options" in state and "rng" in state
+
+
+def test_an_unknown_game_is_refused_naming_the_known_ones():
+    e = raises(KeyError, load, "chess")
+    assert e.args[0] == "unknown game 'chess' (known: battleground, medieval-madness, medieval-pong, plingpong, ringo)"
+
+
+def test_random_playouts_stop_at_the_games_step_cap_and_count_their_steps():
+    # `battlement playout` reports the steps and calls a game at its cap unfinished
+    assert engine.max_steps(load("ringo")) == 3000 and engine.max_steps(load("medieval-madness")) == 10000
+    assert engine.max_steps(Nim) == engine.DEFAULT_MAX_STEPS == 5000
+    m, steps, done = engine.playout(load("medieval-pong"), None, 1, 3)
+    assert (steps, done) == (3, False) and not m.state["over"]
+    m, steps, done = engine.playout(Nim, None, 1, 100)
+    assert done and 4 <= steps <= 7 and m.state["stones"] == 0
+
+
+def test_canonical_json_spells_a_character_beyond_the_first_plane_as_its_surrogate_pair():
+    # what JSON itself writes (json.dumps(ensure_ascii=True)), so a journal line reads back the same
+    assert dumps("Crown \U0001F451") == '"Crown \\ud83d\\udc51"'
+    assert dumps({"k": "\U0001F3F0 \u00e9"}) == '{"k":"\\ud83c\\udff0 \\u00e9"}'

@@ -1,0 +1,98 @@
+"""Ringo: what the players read, see and are told, exactly (refusals, the end, the board picture,
+the computer's choices). Written from the mutation run's survivors (tests/rules/mutation.py).
+
+Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
+"""
+
+from rtest import Illegal, cues, raises, says
+from test_ringo import A, D, at, cell, first_cue, mv, targets
+
+from shared_rules.ringo import opponent as opp
+
+
+def test_a_refused_backwards_move_or_capture_blames_the_attackers_rule_only_for_an_attacker():
+    # rulebook 5 and 8: attackers never move backwards, nor capture a defender from behind
+    m = at(["c3", "g5"], ["c4", "a1"])
+    e = raises(Illegal, m.apply, mv(A, "c3", "c5"))
+    assert str(e) == "the attacker cannot go from c3 to c5: attackers never move or capture backwards"
+    e = raises(Illegal, m.apply, mv(A, "c3", "c4"))
+    assert str(e) == "the attacker cannot go from c3 to c4: c4 is not empty"
+    # a sideways jump over nothing breaks the jumping rule, not the backwards one
+    e = raises(Illegal, m.apply, mv(A, "c3", "e3"))
+    assert str(e) == "the attacker cannot go from c3 to e3: a jump must go over an opposing piece, and d3 holds none"
+    # defenders may go back (rulebook 6 and 9): their refused backwards jump names the empty cell
+    m = at(["a5", "g5"], ["c3"], turn=D)
+    e = raises(Illegal, m.apply, mv(D, "c3", "c5"))
+    assert str(e) == "the defender cannot go from c3 to c5: a jump must go over an opposing piece, and c4 holds none"
+
+
+def test_a_capture_into_the_neutral_zone_counts_the_defender_it_takes():
+    # rulebook 13: one attacker in the zone, three defenders; taking a3 leaves two, and two may be there
+    m = at(["n5", "b3", "g5"], ["a3", "c1", "e1"])
+    assert "n3" in targets(m, "b3")
+    fx = m.apply(mv(A, "b3", "n3"))
+    assert says(fx)[0] == "The attacker on b3 captures the defender on a3 and lands on n3."
+    assert m.view()["neutral"] == {"attackers": 2, "limit": 2}
+
+
+def test_the_last_move_is_shown_as_from_and_to():
+    m = at(["a5", "g5"], ["c1"])
+    assert m.view()["last"] is None
+    m.apply(mv(A, "a5", "a4"))
+    assert m.view()["last"] == "a5-a4"
+    m = at(["a5", "g5"], ["c1"], turn=D, options={"defenders_may_pass": True})
+    m.apply({"t": "pass", "by": D})
+    assert m.view()["last"] == "pass"
+
+
+def test_a_side_that_cannot_move_ends_the_game_with_its_reason_and_winner_in_the_light():
+    m = at(["a1", "b1", "d1", "e1", "c2", "c3", "g5"], ["c1"])
+    fx = m.apply(mv(A, "g5", "g4"))
+    over = [e for e in fx if e["t"] == "cue" and e["cue"] == "game.over"]
+    assert over == [{"t": "cue", "cue": "game.over", "winner": A, "why": "blocked"}]
+    m = at(["c1", "b1", "g5"], ["e3"], castle=1)
+    fx = m.apply(mv(A, "c1", "castle"))
+    assert fx[-1] == {"t": "cue", "cue": "game.over", "winner": A, "why": "castle"}
+    m = at(["c3", "e5"], ["c4"], turn=D)
+    fx = m.apply(mv(D, "c4", "c2"))
+    assert fx[-1] == {"t": "cue", "cue": "game.over", "winner": D, "why": "attackers"}
+
+
+def test_pieces_put_on_two_wrong_cells_are_both_named():
+    m = at(["a5", "g5"], ["c1"])
+    m.apply(cell("e3", True))
+    fx = m.apply(cell("e2", True))
+    text = "That is not a legal move for the attackers: take the piece off e2 and e3."
+    assert says(fx) == [text]
+    assert first_cue(fx) == {"t": "cue", "cue": "move.illegal", "side": A, "refill": [], "clear": ["e2", "e3"]}
+
+
+def test_the_board_picture_shows_every_ring_outer_first_and_the_castle():
+    m = at(["a5", "c3"], ["c1", "n1"], castle=1)
+    assert m.view()["picture"] == [
+        "     n a b c d e f g",
+        "  5  . A . . . . . .",
+        "  4  . . . . . . . .",
+        "  3  . . . A . . . .",
+        "  2  . . . . . . . .",
+        "  1  D . . D . . . .",
+        "  castle 1",
+    ]
+
+
+def test_a_losing_computer_attacker_takes_the_quiet_draw_rather_than_step_forward():
+    # two attackers against four defenders, one quiet turn short of the house-rule draw:
+    # any sideways step draws; a step forward restarts the count and loses on material
+    m = at(["c5", "g5"], ["a1", "c1", "e1", "g1"], options={"quiet_draw": 10})
+    m.state["quiet"] = 9
+    move = opp.best_move(m.state, 1)
+    assert move["to"][1:] == "5", move
+    fx = m.apply(move)
+    assert m.over and m.state["winner"] is None and "game.over" in cues(fx)
+
+
+def test_asking_the_computer_for_a_move_after_the_game_is_over_says_why():
+    m = at(["c3", "e5"], ["c4"], turn=D)
+    m.apply(mv(D, "c4", "c2"))
+    e = raises(ValueError, opp.best_move, m.state)
+    assert str(e) == "the game is over; there is no move to suggest"
