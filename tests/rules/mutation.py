@@ -5,7 +5,7 @@ rules code (a number, a comparison, a word of an announcement...) and runs the r
 reach it; a mutant the tests let pass "survived". Every mutant takes too long on a small machine
 (about 16,000), so this runs a seeded random sample of them and gives the score with its margin:
 
-    .venv/bin/python tests/rules/mutation.py [--sample 500] [--seed 3] [--jobs 2] [--reuse]
+    .venv/bin/python tests/rules/mutation.py [--sample 500] [--seed 7] [--jobs 2] [--reuse]
 
 It prints each survivor's change and the score (killed / sampled mutants that are not
 equivalent), and exits 1 under 95%. `make soak` runs it. Equivalent mutants (a change no player
@@ -23,11 +23,14 @@ import subprocess
 import sys
 import time
 
+from mutation_equivalents import EQUIVALENT  # this folder: first on sys.path when run as a script
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 THRESHOLD = 0.95
 KILLED = ("killed", "timeout", "segfault")  # the tests stopped the mutant one way or another
 METHOD = "x\u01c1"  # how mutmut starts a method's mutant name (x, then its class-name separator)
 RECHECK_TIMEOUT = 900  # seconds for one survivor against all its game's tests
+SPINNING = ("Generating mutants", "Running stats", "Running clean tests", "Listing all tests")  # mutmut's spinner
 
 
 def all_mutants():
@@ -62,13 +65,17 @@ def results(names):
 
 
 def change(name, path):
-    """The lines a mutant changed, as ('-' lines, '+' lines)."""
+    """The lines a mutant changed, as ('-' lines, '+' lines, the line after them)."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     diff = get_diff_for_mutant(name, path=path).splitlines()
     minus = [x[1:].strip() for x in diff if x.startswith("-") and not x.startswith("---")]
     plus = [x[1:].strip() for x in diff if x.startswith("+") and not x.startswith("+++")]
-    return minus, plus
+    after = ""
+    changed = [i for i in range(len(diff)) if diff[i][:1] in "+-" and diff[i][:3] not in ("+++", "---")]
+    if changed and changed[-1] + 1 < len(diff):
+        after = diff[changed[-1] + 1].strip()
+    return minus, plus, after
 
 
 def game_tests(name):
@@ -117,13 +124,12 @@ def function_of(name):
     return module + "." + func.removeprefix("x_")
 
 
-def equivalent_reason(name, plus):
+def equivalent_reason(name, plus, after=""):
     """Why the mutant is equivalent, or None. Keyed by function and mutated line, not by mutmut's
-    number for the mutant, which shifts when the function changes."""
-    sys.path.insert(0, str(ROOT / "tests" / "rules"))
-    from mutation_equivalents import EQUIVALENT
-
-    return EQUIVALENT.get((function_of(name), " / ".join(plus)))
+    number for the mutant, which shifts when the function changes; where the same line occurs twice
+    in a function, by the line after it too ("<mutated line> // then: <next line>")."""
+    key = " / ".join(plus)
+    return EQUIVALENT.get((function_of(name), key)) or EQUIVALENT.get((function_of(name), key + " // then: " + after))
 
 
 def margin(killed, n, population):
@@ -136,23 +142,30 @@ def margin(killed, n, population):
 
 
 def run_mutmut(sample, jobs, log):
-    """Run mutmut on the sampled mutants; its spinner output goes to log."""
+    """Run mutmut on the sampled mutants (None: all of them); its spinner output goes to log."""
     cmd = [str(pathlib.Path(sys.executable).parent / "mutmut"), "run", "--max-children", str(jobs)]
     with open(log, "w") as f:
-        proc = subprocess.run(cmd + sorted(sample), cwd=str(ROOT), stdout=f, stderr=subprocess.STDOUT,
+        proc = subprocess.run(cmd + sorted(sample or ()), cwd=str(ROOT), stdout=f, stderr=subprocess.STDOUT,
                               check=False)
     if proc.returncode != 0:
-        tail = log.read_text(errors="replace").replace("\r", "\n").splitlines()[-40:]
-        sys.exit("mutation: mutmut failed (exit %d), the end of %s:\n%s" % (proc.returncode, log, "\n".join(tail)))
+        lines = log.read_text(errors="replace").replace("\r", "\n").splitlines()
+        tail = [x for x in lines if x.strip() and not x.strip().endswith(SPINNING)][-40:]
+        sys.exit("mutation: mutmut failed (exit %d); the end of %s:\n%s\n(the rules tests must pass on the unmutated"
+                 " copy: run them there with `cd mutants && ../.venv/bin/pytest tests/rules`)"
+                 % (proc.returncode, log, "\n".join(tail)))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sample", type=int, default=500, help="mutants to run (0: every mutant)")
-    ap.add_argument("--seed", type=int, default=3, help="which sample")
+    ap.add_argument("--seed", type=int, default=7, help="which sample")
     ap.add_argument("--jobs", type=int, default=2, help="mutants run at once")
     ap.add_argument("--reuse", action="store_true", help="keep mutants/ and its cached test stats")
     args = ap.parse_args(argv)
+    try:
+        import mutmut  # noqa: F401
+    except ImportError:
+        sys.exit("mutation: mutmut is not installed in %s; `make setup` installs the dev extra" % sys.executable)
 
     os.chdir(ROOT)  # mutmut reads pyproject.toml and writes mutants/ in the current folder
     if not args.reuse:
@@ -166,7 +179,8 @@ def main(argv=None):
              args.seed, args.jobs), flush=True)
     t0 = time.monotonic()
     (ROOT / "mutants").mkdir(exist_ok=True)
-    run_mutmut(sample, args.jobs, ROOT / "mutants" / "mutation.log")
+    # Every mutant: no names (mutmut matches each name given against every mutant).
+    run_mutmut(sample if n < len(names) else None, args.jobs, ROOT / "mutants" / "mutation.log")
 
     status = results({k: population[k] for k in sample})
     killed, equivalent, survived = [], [], []
@@ -176,8 +190,8 @@ def main(argv=None):
         if st in KILLED:
             killed.append(name)
             continue
-        minus, plus = change(name, population[name])
-        why = equivalent_reason(name, plus)
+        minus, plus, after = change(name, population[name])
+        why = equivalent_reason(name, plus, after)
         if why:
             equivalent.append((name, why))
         elif killed_by_game_tests(name):

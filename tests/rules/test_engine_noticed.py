@@ -4,7 +4,7 @@ Written from the mutation run's survivors (tests/rules/mutation.py).
 Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 """
 
-from rtest import Match, dumps, engine, load, raises
+from rtest import Illegal, Match, dumps, engine, load, play, raises
 from test_engine import Nim
 
 from shared_rules import GAMES
@@ -36,3 +36,26 @@ def test_canonical_json_spells_a_character_beyond_the_first_plane_as_its_surroga
     # what JSON itself writes (json.dumps(ensure_ascii=True)), so a journal line reads back the same
     assert dumps("Crown \U0001F451") == '"Crown \\ud83d\\udc51"'
     assert dumps({"k": "\U0001F3F0 \u00e9"}) == '{"k":"\\ud83c\\udff0 \\u00e9"}'
+
+
+def test_a_saved_match_names_its_game_and_restores_to_the_same_game():
+    m = play(Nim, [{"t": "take", "by": "red", "n": 2}], {"stones": 5}, seed=4)
+    data = m.to_data()
+    assert data == {"game": "nim", "options": {"stones": 5}, "seed": 4, "inputs": [{"t": "take", "by": "red", "n": 2}]}
+    again = Match.restore(Nim, data)
+    assert dumps(again.state) == dumps(m.state) and again.view()["game"] == "nim"
+
+
+def test_bad_options_and_inputs_are_refused_in_words():
+    e = raises(Illegal, Match, Nim, {"colour": "red"}, 1)
+    assert str(e) == "unknown option 'colour' for nim (known: stones)"
+    e = raises(Illegal, Match, Nim, {"stones": 6}, 1)
+    assert str(e) == "option stones=6 is not one of [5, 7, 9]"
+    m = Match(Nim, None, 1)
+    for bad in ("take", None, {"n": 1}):
+        e = raises(Illegal, m.apply, bad)
+        assert str(e) == "an input is an object with a 't' field, got %r" % (bad,)
+    take = {"t": "take", "by": "red", "n": 2}
+    m = play(Nim, [take, {"t": "take", "by": "blue", "n": 2}, take, {"t": "take", "by": "blue", "n": 1}])
+    assert m.over
+    assert str(raises(Illegal, m.apply, {"t": "take", "by": "red", "n": 1})) == "the game is over"

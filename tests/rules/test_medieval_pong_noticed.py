@@ -10,6 +10,12 @@ import sys
 from rtest import Illegal, play, prompts, raises, says
 from test_medieval_pong import BASE, PONG, ball, go, layout, miss, start, step
 
+TWO_SET_NAMES = sorted(PONG.tower_names(2))
+TWO_SET_HAND = sorted(PONG.NOBLES + PONG.NOBLES + PONG.BASE + PONG.ALTERNATIVE)
+TWO_SETS = {}  # the two-set kingdom laid out in name order
+for _t, _c in zip(TWO_SET_NAMES, TWO_SET_HAND):
+    TWO_SETS[_t] = _c
+
 
 def cue_of(fx, name):
     out = [e for e in fx if e["t"] == "cue" and e["cue"] == name]
@@ -142,3 +148,198 @@ def test_a_default_game_never_loads_the_team_rules():
         assert m.awaiting() == ["red"] and name not in sys.modules
     finally:
         __import__(name)
+
+
+def place(side, t, c):
+    return {"t": "place", "by": side, "tower": t, "character": c}
+
+
+def begun():
+    return play(PONG, [])
+
+
+def two_balls():
+    m = start()
+    go(m, ball("blue", "B2"), ball("red", "C1"))
+    return m
+
+
+def roof_step():
+    m = start()
+    go(m, ball("blue", "B1"))
+    return m
+
+
+def rebuild_step():
+    m = start()
+    go(m, ball("blue", "C1"), miss("blue"), ball("blue", "B3"), ball("red", "C3"))
+    return m
+
+
+def rage():
+    m = start()
+    go(m, ball("blue", "A3"), miss("blue"))
+    return m
+
+
+def fire_at_will():
+    m = start()
+    go(m, ball("blue", "A1"))
+    return m
+
+
+def trap_step():
+    m = start(blue=layout(C3="hunter"))
+    go(m, ball("blue", "C3"))
+    return m
+
+
+def gunner_throw():
+    m = start()
+    go(m, ball("blue", "C2"))
+    return m
+
+
+def won():
+    m = start()
+    go(m, ball("blue", "A1"), ball("blue", "A1"))
+    return m
+
+
+ALL = "architect, blacksmith, blind-magician, dragon, ghost, gunner, king, princess, seer"
+# (the game so far, the refused input, the words the players get)
+REFUSALS = [
+    (begun, {"t": "place", "by": "red", "tower": "A1"}, "input 'place' needs a 'character' field"),
+    (begun, place("green", "A1", "king"), "by must be red or blue, got 'green'"),
+    (begun, place("red", "D9", "king"), "there is no tower 'D9' in red's kingdom (A1..C3)"),
+    (begun, {"t": "fly"}, ("unknown input type 'fly' for medieval-pong (known: ask, ball, choose, destroy, miss, pass, "
+                          "pick, place, ready, rebuild, roof, stack, swap, tie, tilt, touch, trap)")),
+    (begun, place("red", "A1", "ninja"), "red has no 'ninja' left to place (left: %s)" % ALL),
+    (begun, {"t": "ready", "by": "red"}, "red still has to place: %s" % ALL),
+    (begun, ball("blue", "A1"), "a ball is not possible now (the game is in its place phase)"),
+    (start, miss("blue"), "blue cannot act now: waiting for red"),
+    (start, {"t": "ask", "by": "red", "character": "king"},
+     "a question to the Seer is not expected now: waiting for Red to throw"),
+    (start, {"t": "choose", "by": "red", "side": "blue", "tower": "A1"},
+     "choosing a tower is not expected now: waiting for Red to throw"),
+    (start, {"t": "swap", "by": "red"},
+     "red must throw now: swapping instead of throwing needs the tactical variant, at the start of a normal turn"),
+    (start, {"t": "tilt", "side": "blue", "tower": "A1"},
+     "tower A1 of blue is not a roof; only a roof tipping over changes the game"),
+    (start, {"t": "tie", "side": "blue", "tower": "A1"}, "a tie is not expected now: waiting for Red to throw"),
+    (start, {"t": "roof", "by": "red", "tower": "A1"},
+     "placing a tower on another is not expected now: waiting for Red to throw"),
+    (start, {"t": "trap", "by": "red", "tower": "A1"}, "hiding the trap is not expected now: waiting for Red to throw"),
+    (start, {"t": "pass", "by": "red"}, "passing is not expected now: waiting for Red to throw"),
+    (start, {"t": "destroy", "by": "red", "tower": "A1"},
+     "destroying a tower is not expected now: waiting for Red to throw"),
+    (start, {"t": "touch", "by": "red"}, "a Ninja touch is not expected now: waiting for Red to throw"),
+    (start, {"t": "pick", "by": "red", "character": "ninja"},
+     "picking a character is not possible now (the game is in its play phase)"),
+    (start, {"t": "ready", "by": "red"}, "declaring a kingdom ready is not possible now (the game is in its play phase)"),
+    (two_balls, ball("red", "C1"), "a ball is already in tower C1 of red in this throw"),
+    (roof_step, {"t": "roof", "by": "blue", "tower": "B1"},
+     "tower B1 of blue cannot take a tower on top: it is not standing free"),
+    (roof_step, miss("blue"),
+     "a miss is not expected now: waiting for Blue to put the Architect's tower as a roof on another tower"),
+    (rebuild_step, {"t": "rebuild", "by": "blue", "tower": "A1", "character": "ghost"},
+     ("blue cannot rebuild tower A1 with the Ghost: the tower must be on its rampart and the character among its "
+     "discarded ones")),
+    (rebuild_step, {"t": "rebuild", "by": "blue", "tower": "C1", "character": "merlin"},
+     ("blue cannot rebuild tower C1 with the merlin: the tower must be on its rampart and the character among its "
+     "discarded ones")),
+    (rage, {"t": "destroy", "by": "blue", "tower": "A3"},
+     "blue cannot destroy tower A3 (choices: A1, A2, B1, B2, B3, C1, C2, C3)"),
+    (fire_at_will, {"t": "tie", "side": "blue", "tower": "C1"},
+     "in a tie the ball that counts is the one in red's kingdom (blue just lost its Princess)"),
+    (fire_at_will, {"t": "touch", "by": "blue"}, ("only blue, whose Ninja was hit, may return balls during this fire "
+                                                 "at will")),
+    (fire_at_will, {"t": "swap", "by": "red"}, "a swap is not expected now: fire at will is on"),
+    (trap_step, {"t": "trap", "by": "blue", "tower": "C3"},
+     "the trap goes in a standing tower of blue; tower C3 is not one"),
+    (gunner_throw, ball("blue", "C2"), "a ball cannot enter tower C2 of blue now: it is out of the kingdom"),
+    (won, miss("red"), "the game is over"),
+]
+
+
+def test_every_refusal_tells_the_players_what_was_wrong_in_words():
+    for game_so_far, bad, words in REFUSALS:
+        m = game_so_far()
+        e = raises(Illegal, m.apply, bad)
+        assert str(e) == words, (bad, str(e))
+    m = two_balls()
+    go(m, ball("red", "C3"))
+    e = raises(Illegal, m.apply, {"t": "choose", "by": "blue", "side": "red", "tower": "A1"})
+    assert str(e) == "no ball of this throw is in tower A1 of red"
+
+
+def test_wrong_team_options_and_padlocks_are_refused_in_words():
+    e = raises(Illegal, play, PONG, [], {"unlocked": "merlin"})
+    assert str(e) == ("option unlocked: 'merlin' is not an alternative character (archer, catapult, guard, hunter, "
+                      "ninja, two-sword-knight)")
+    e = raises(Illegal, play, PONG, [], {"sets": 2, "team": "custom"})
+    assert str(e) == "with 2 sets each side takes the fixed 18-character roster; leave team=base"
+    e = raises(Illegal, PONG.unlocks, start().state, None)
+    assert str(e) == "padlocks are ticked after a finished game"
+    e = raises(Illegal, PONG.unlocks, won().state, None, "king")
+    assert str(e) == ("'king' has no padlock (alternative characters: archer, catapult, guard, hunter, ninja, "
+                      "two-sword-knight)")
+    e = raises(Illegal, PONG.unlocks, won().state, {"ticks": {"ninja": 1}}, "ninja")
+    assert str(e) == "the Ninja is already unlocked"
+
+
+def test_the_architect_and_the_guard_say_where_their_tower_goes():
+    m = start()
+    fx = go(m, ball("blue", "B1"), {"t": "roof", "by": "blue", "tower": "A1"})
+    assert "Blue's Architect turns tower B1 into a roof over tower A1." in says(fx)
+    m = start(blue=layout(C3="guard"))
+    fx = go(m, ball("blue", "C3"), {"t": "stack", "by": "blue", "tower": "A1"})
+    assert "Blue's Guard stacks tower C3 on tower A1." in says(fx)
+
+
+def test_a_guard_sensed_fallen_off_its_tower_is_lit_as_destroyed():
+    m = start(blue=layout(C3="guard"))
+    go(m, ball("blue", "C3"), {"t": "stack", "by": "blue", "tower": "A2"}, miss("blue"))
+    fx = go(m, ball("blue", "A2"))  # a ball in the King's tower: the Guard's tower on it had fallen
+    assert says(fx)[0] == "The Guard's tower C3 had fallen off tower A2 and goes to the rampart."
+    assert fx[1] == {"t": "cue", "cue": "tower.destroyed", "side": "blue", "tower": "C3"}
+
+
+def last_tower(character):
+    """Blue with every tower down but the one holding `character`, which red's ball enters."""
+    m = start(blue=layout(C3=character))
+    for t in ("A1", "A2", "A3", "B1", "B2", "B3", "C1", "C2"):
+        m.state["sides"]["blue"]["towers"][t]["st"] = "box"
+    return m, go(m, ball("blue", "C3"))
+
+
+def test_a_hunter_or_guard_with_no_standing_tower_left_says_so_and_play_goes_on():
+    m, fx = last_tower("hunter")
+    assert says(fx)[1:] == ["No tower left to hide the trap in.", "Blue, your turn: throw at Red's kingdom."]
+    m, fx = last_tower("guard")
+    assert says(fx)[1] == "No tower to put it on: tower C3 goes to the rampart."
+    assert m.state["sides"]["blue"]["towers"]["C3"]["st"] == "box" and step(m)["k"] == "throw"
+
+
+def test_a_crown_forced_to_be_lost_is_asked_of_its_side_with_the_crowns_on_offer():
+    m = start({"sets": 2}, red=TWO_SETS, blue=TWO_SETS)
+    go(m, ball("blue", TWO_SET_NAMES[TWO_SET_HAND.index("ninja")]), {"t": "touch", "by": "blue"})
+    reds = m.state["sides"]["red"]["towers"]
+    for t in TWO_SET_NAMES:  # leave red only its Dragons and bare crowns
+        if TWO_SETS[t] in ("princess", "king"):
+            reds[t]["ch"] = None
+        elif TWO_SETS[t] != "dragon":
+            reds[t]["st"] = "box"
+    m.state["steps"] = [{"k": "destroy", "by": "red", "why": "ninja"}]
+    crowns = [t for t in TWO_SET_NAMES if TWO_SETS[t] in ("princess", "king")]
+    fx = []
+    PONG._enter(m.state, fx)
+    assert prompts(fx) == [{"t": "prompt", "to": "red", "ask": "Choose which of your crowns is lost.",
+                            "choices": crowns}]
+    assert m.legal() == [{"t": "destroy", "by": "red", "tower": t} for t in crowns]
+
+
+def test_an_empty_unlocked_option_unlocks_nobody():
+    m = play(PONG, [], {"team": "custom", "unlocked": ""})
+    picks = sorted({i["character"] for i in m.legal() if i["by"] == "red"})
+    assert picks == sorted(PONG.BASE)

@@ -4,8 +4,8 @@ the computer's choices). Written from the mutation run's survivors (tests/rules/
 Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 """
 
-from rtest import Illegal, cues, raises, says
-from test_ringo import A, D, at, cell, first_cue, mv, targets
+from rtest import Illegal, Match, cues, raises, says
+from test_ringo import A, D, at, cell, first_cue, mv, ringo, targets
 
 from shared_rules.ringo import opponent as opp
 
@@ -96,3 +96,61 @@ def test_asking_the_computer_for_a_move_after_the_game_is_over_says_why():
     m.apply(mv(D, "c4", "c2"))
     e = raises(ValueError, opp.best_move, m.state)
     assert str(e) == "the game is over; there is no move to suggest"
+
+
+def opening():
+    return Match(ringo, None, 0)
+
+
+def lifted():
+    m = Match(ringo, None, 0)
+    m.apply(cell("a5", False))
+    return m
+
+
+# (the position, the refused input, the words the players get)
+REFUSALS = [
+    (opening, mv(A, "a5", "z9"),
+     "to: 'z9' is not a cell (cells are a slice letter n or a-g and a ring 1-5, e.g. b4; or castle)"),
+    (opening, {"t": "move", "by": A, "from": "a5"},
+     "to: None is not a cell (cells are a slice letter n or a-g and a ring 1-5, e.g. b4; or castle)"),
+    (opening, {"t": "jump", "by": A}, "unknown input type 'jump' (Ringo takes move, pass and cell)"),
+    (opening, {"t": "move", "by": "orcs", "from": "a5", "to": "a4"},
+     "move: by must be attackers or defenders, got 'orcs'"),
+    (opening, mv(D, "c1", "c2"), "it is the attackers' turn, not the defenders'"),
+    (opening, {"t": "pass", "by": A},
+     "the attackers may not pass (only the defenders, with the defenders_may_pass variant)"),
+    (opening, mv(A, "a5", "a5"), "the attacker cannot go from a5 to a5: a move goes to another cell"),
+    (opening, mv(A, "a5", "a3"),
+     "the attacker cannot go from a5 to a3: a jump must go over an opposing piece, and a4 holds none"),
+    (opening, mv(A, "c1", "c2"), "c1 holds a defender, not one of the attackers' pieces"),
+    (opening, mv(A, "a4", "a3"), "a4 holds nothing, not one of the attackers' pieces"),
+    (opening, cell("a5", "yes"), "cell a5: occupied must be true or false, got 'yes'"),
+    (opening, cell("castle", False), "the castle sensor says a piece left the castle, but the castle is empty"),
+    (lifted, mv(A, "b5", "b4"), "pieces are off their cells (lifted from a5); finish or undo that on the board first"),
+    (lambda: at(["c1", "g5", "a5"], ["e3"], castle=1), mv(A, "castle", "c1"),
+     "a piece in the castle stays there; it cannot move"),
+    (lambda: at(["b1", "g5", "a5"], ["c1"], turn=D), mv(D, "c1", "castle"),
+     "the defender cannot go from c1 to castle: defenders may not enter the castle"),
+    (lambda: at(["n1", "g5"], ["a1", "c3"], options={"enter_from_neutral": False}), mv(A, "n1", "castle"),
+     ("the attacker cannot go from n1 to castle: attackers may not enter the castle from the Neutral Zone in this "
+     "variant")),
+    (lambda: at(["a5", "b5"], ["c1"], turn=D), mv(D, "c1", "g1"),
+     "the defender cannot go from c1 to g1: the castle holds no attacker to capture"),
+    (lambda: at(["n5", "n4", "a3"], ["c1", "e1"]), mv(A, "a3", "n3"),
+     ("the attacker cannot go from a3 to n3: more attackers in the Neutral Zone than defenders left is not allowed "
+     "(limit 2)")),
+    (lambda: at(["c3", "g5"], ["c2", "a1"]), mv(A, "c3", "f2"),
+     "the attacker cannot go from c3 to f2: a piece moves one cell forward, back or sideways, or jumps one piece"),
+]
+
+
+def test_every_refusal_tells_the_players_what_was_wrong_in_words():
+    for position, bad, words in REFUSALS:
+        m = position()
+        e = raises(Illegal, m.apply, bad)
+        assert str(e) == words, (bad, str(e))
+    e = raises(Illegal, ringo.board_from, ["z1"])
+    assert str(e) == "'z1' is not a cell a piece can stand on"
+    e = raises(Illegal, Match, ringo, {"quiet_draw": -1}, 0)
+    assert str(e) == "option quiet_draw=-1 must be a whole number of turns, 0 or more (0: no such draw)"
