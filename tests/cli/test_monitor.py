@@ -112,3 +112,28 @@ def test_monitor_tells_apart_two_tables_boards_of_one_id(mosquitto):
         proc.kill()
     assert proc.returncode == 0 and "Traceback" not in out + err
     assert "%s/gate(down) %s/gate(up)" % (x, y) in out.strip().splitlines()[-1]
+
+
+def test_monitor_on_mqtt_without_keys_leaves_the_boards_outbox_to_the_bridge(mosquitto):
+    """On a broker the bridge may be down or behind: an event the monitor acknowledged would leave the
+    board's outbox un-journalled, lost to the game. So the monitor only watches there."""
+    table = "mon-ack-%d" % mosquitto.port
+    proc = monitor("--mqtt", mosquitto.url, "--table", table, "--every", "0.2", "--seconds", "40")
+    board = None
+    try:
+        lines = wait_line(proc, "connected")
+        board = MqttBoard(mosquitto.port, table, board="gate").start()
+        board.event()
+        wait_line(proc, "/gate event  #1 cup-1 beam")
+        board.event()
+        wait_line(proc, "/gate event  #2 cup-1 beam")
+        for _ in range(3):  # a few counter rounds after both events: an evack would have come by now
+            wait_line(proc, "== accepted")
+        proc.send_signal(signal.SIGINT)
+        out, _err = proc.communicate(timeout=15)
+    finally:
+        if board:
+            board.stop()
+        proc.kill()
+    assert sorted(board.outbox) == [1, 2]  # both still held by the board, for the bridge
+    assert "events are not acknowledged here" in "".join(lines) + out

@@ -38,8 +38,9 @@ With a table's keys (found as every command finds them: <keys dir>/<table>.keys.
 hardware/tables unless --keys-dir) the monitor checks every frame's MAC: a forged or unsigned frame
 from a board with a key is rejected and shown as `mac`. --table names the table (with --serial too);
 on MQTT without --table, every table with a keys file there is checked. Without keys it says so, and
-shows signed frames unverified. With keys it does not acknowledge events: that is the bridge's (an
-acknowledged event leaves its board's outbox).
+shows signed frames unverified. On MQTT, or with keys, it does not acknowledge events: that is the
+bridge's (an acknowledged event leaves its board's outbox). Alone on a serial port without keys it
+acknowledges, as nothing else can read that port.
 
 Lines starting with '--' are what the host noticed (ports, boots, gaps, rejects);
 lines starting with '==' are the counters: accepted messages, then rejections by reason.
@@ -277,8 +278,11 @@ def use_keys(t, keys_dir: str | None, table: str | None, mqtt: bool) -> str:
     if not found:
         _unsigned_notes(t)
         where = boardkeys.path_of(table, keys_dir) if table else "a table's keys: give --table T"
-        return ("signatures: not checked (no keys: %s): frames are shown as they come, a signed one unverified"
-                % where)
+        said = "signatures: not checked (no keys: %s): frames are shown as they come, a signed one unverified" % where
+        if mqtt:  # a bridge on the broker may be down or behind: what we acknowledged it would never journal
+            t.acknowledges = False
+            said += "; events are not acknowledged here (the bridge does)"
+        return said
     boardkeys.give(t, found, mqtt)
     t.acknowledges = False  # the bridge acknowledges what it journalled; a watcher must not
     return ("signatures: checked with the keys of %d board(s) from %s (frames without the right MAC are "
