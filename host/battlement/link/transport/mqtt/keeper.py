@@ -183,7 +183,8 @@ class Keeper(Transport):
         """One connection: CONNECT, SUBSCRIBE. Returns a future that resolves (to the reason) when it is lost."""
         loop = asyncio.get_running_loop()
         lost = self._lost = loop.create_future()
-        # MQTT 5: pick the session up again if the broker still has it (a fresh client id has none);
+        # MQTT 5: pick the session up again if the broker still has it (a fresh client id has none, but
+        # broker-config's use_username_as_clientid names us by our login, so a restarted bridge finds it);
         # 3.1.1 has no expiry, so a kept session would stay at the broker for ever: clean.
         c._clean_session = version < MQTTv50
         ctx = ssl.create_default_context(cafile=self.tls_ca) if self.tls else False
