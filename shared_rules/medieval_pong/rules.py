@@ -751,7 +751,7 @@ def _hit(state, fx, k, t, thrower):
     _discard(state, fx, k, t)
     if ch in ("architect", "guard", "gunner"):
         x["st"] = "hand"  # used by the power before it goes to the rampart
-    elif ch not in ("princess", "king"):
+    elif ch not in ("princess", "king") or not x["crown"]:  # a rebuilt noble's tower has no crown to hold it up
         _to_box(state, k, t)
     if autokill and ch == "archer":
         say(fx, "The Archer's power is ignored.")

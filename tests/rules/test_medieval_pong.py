@@ -571,3 +571,21 @@ def test_a_ball_sensed_in_a_covered_tower_means_its_cover_moved():
     go(m, ball("blue", "C3"), {"t": "stack", "by": "blue", "tower": "A2"}, miss("blue"))
     fx = go(m, ball("blue", "A2"))
     assert tower(m, "blue", "C3")["st"] == "box" and "crown.exposed" in cues(fx)
+
+
+def test_a_princess_rebuilt_by_the_blind_magician_wears_no_crown():
+    """Her crown stayed in her first tower (A1); the rebuilt tower C1 falls like any other, and a ball
+    in it afterwards captures nothing: nobody wins on a crown that was never there."""
+    m = start()
+    go(m, ball("blue", "C1"), miss("blue"))  # blue's Ghost: C1 goes to the rampart
+    go(m, ball("blue", "A1"))  # blue's Princess: her crown in A1 is exposed, fire at will
+    go(m, ball("blue", "B3"))  # fire at will ends in blue's Blind Magician
+    go(m, ball("red", "C3"))  # the eyes-closed throw succeeds
+    fx = go(m, {"t": "rebuild", "by": "blue", "tower": "C1", "character": "princess"})
+    assert says(fx) == ["Blue rebuilds tower C1 with its Princess."]
+    go(m, {"t": "ask", "by": "red", "character": "archer"})  # red's Seer question
+    fx = go(m, ball("blue", "C1"))
+    assert "Blue's tower C1 held the Princess." in says(fx) and "crown.exposed" not in cues(fx)
+    assert tower(m, "blue", "C1")["st"] == "box"  # no crown to keep it standing
+    assert {"t": "ball", "side": "blue", "tower": "C1"} not in m.legal()
+    assert m.state["captured"] == {"red": 0, "blue": 0} and not m.state["over"]
