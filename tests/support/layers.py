@@ -4,8 +4,8 @@
     python tests/support/layers.py --write    # put it into docs/bridge.md (`make docs`)
 
 A module may import the battlement modules of its own folder and of the layers below its own, never
-one above and never a neighbour on the same layer: the neighbours (boards, sound, ops) each stand on
-link and table alone, so each can change, or go, without the others noticing. `battlement` itself
+one above and never a neighbour on the same layer: the neighbours (boards, sound, ops, venue) each stand
+on link and table alone, so each can change, or go, without the others noticing. `battlement` itself
 (its version) and `battlement.errors` are the ground every layer stands on.
 """
 
@@ -24,7 +24,7 @@ DOC = ROOT / "docs" / "bridge.md"
 LAYERS: list[tuple[str, ...]] = [
     ("link",),
     ("table",),
-    ("boards", "sound", "ops"),
+    ("boards", "sound", "ops", "venue"),
     ("sim",),
     ("web",),
     ("bridge",),
@@ -36,6 +36,7 @@ JOBS = {
     "boards": "pin maps, wiring, firmware builds, flashing, board health",
     "sound": "speech and tones, one at a time",
     "ops": "metrics, logs, supervision, Home Assistant, the broker, the service",
+    "venue": "a venue night: tournament formats, players, the hub over many tables",
     "sim": "simulated boards: the protocol in Python, the firmware under MicroPython",
     "web": "the pages, each viewer's projection, onboarding",
     "bridge": "the Bridge: wires the stages together for the tables it serves",

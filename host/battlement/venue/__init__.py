@@ -1,0 +1,1 @@
+"""The venue: tournaments over many tables (formats/ holds the pure tournament formats)."""

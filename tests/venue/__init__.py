@@ -1,0 +1,1 @@
+"""Tests of the venue: the tournament formats (host/battlement/venue/formats/)."""
