@@ -87,6 +87,14 @@ def play_ringo_to_end(bridge, table, moves=200):
     """Play the table's Ringo game to its end from the host page: each move the page offers, pressed
     as its sensor buttons, so the simulated boards report it over the broker to the rules. Returns the
     host page's last state (the game over)."""
+    st = play_ringo(bridge, table, moves)
+    if not st["view"]["over"]:
+        raise AssertionError("the game was not over after %d moves" % moves)
+    return st
+
+
+def play_ringo(bridge, table, moves):
+    """Play up to `moves` moves of the table's Ringo game (as play_ringo_to_end); the host page's last state."""
     host = Ws(bridge.url, role="host", table=table, code=bridge.host_code)
     try:
         st = host.state()
@@ -101,7 +109,7 @@ def play_ringo_to_end(bridge, table, moves=200):
                 return s.get("type") == "state" and s["counters"]["inputs"] > n and s["view"].get("hand") is None
             early = [m for m in host.frames[mark:] if played(m)]
             st = early[-1] if early else host.state(played, timeout=30)
-        raise AssertionError("the game was not over after %d moves" % moves)
+        return st
     finally:
         host.close()
 

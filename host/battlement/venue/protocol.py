@@ -29,10 +29,10 @@ import re
 import time
 from collections.abc import Callable
 
-from battlement.link.transport.mqtt.names import ID_RE, check_id
+from battlement.link.transport.mqtt.names import ID_RE, VENUE_ROOT, check_id
 from battlement.link.wire import hmac_sha256
 
-ROOT = "battlement-venue"
+ROOT = VENUE_ROOT  # (named in link, where broker-config's ACL finds it too)
 VERSION = 1
 HUB = "hub"  # the hub's sender id; a bridge speaks for each of its tables by the table's id
 MAX_MESSAGE = 64 * 1024  # bytes: a result with every fact is about one

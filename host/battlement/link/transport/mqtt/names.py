@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 from battlement.errors import UserError
 
 ROOT = "battlement"
+VENUE_ROOT = "battlement-venue"  # a venue's hub and bridges (venue/protocol.py): outside ROOT, no board's
 TOPICS_KNOWN = 10_000  # parsed topics remembered (a table of boards has a handful each)
 ID_RE = re.compile(r"^[a-z0-9-]{1,32}$")
 # Between table and board in a board's login. Table and board ids are a-z, 0-9 and '-' (ID_RE), so '.'
