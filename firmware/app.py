@@ -18,7 +18,13 @@ import wire
 from leds import PATTERNS, Strip
 from sensors import SAFE_US, BeamSensor, EdgePin, Mux, Ring, Settled, TwoBeamSensor
 
-FIRMWARE = "0.1.0"
+RELEASE = "0.1.0"  # the firmware's release; a build adds a hash of its sources (boards/firmware.py)
+try:  # the installed set's version, written by the build: an update changes it (docs/protocol.md "Updates")
+    from fwversion import VERSION as FIRMWARE  # type: ignore[import-not-found]
+except ImportError:  # the sources run as they are, unbuilt
+    FIRMWARE = RELEASE
+# ms: main.py sets it when this firmware set runs on trial after an update; 0 once confirmed (_confirm)
+TRIAL = 0
 
 # Defaults for every setting the config may leave out (docs/hardware.md explains each).
 DEFAULTS = {
@@ -43,6 +49,7 @@ BOARD_KEYS = ("beat_ms", "resend_ms")
 # esp32: a stretch this long between two drains of the ring, beyond the collections and LED frames the
 # firmware ran itself, was a pause it did not ask for (a flash write, Wi-Fi): its edges are untimed.
 GAP_US = 3000
+FRAME_US = 2000  # the longest an LED frame holds the firmware itself (RMT: ~0.4 ms for 73 pixels)
 # Scheduled handlers waiting at once (MICROPY_SCHEDULER_DEPTH on esp32): a pause that let this many
 # through may have dropped more (mp_sched_schedule refuses when full).
 SCHED_DEPTH = 8
@@ -58,11 +65,15 @@ def _pull(spec):
 
 
 class App:
-    def __init__(self, cfg):
+    def __init__(self, cfg, boot=1):
+        """boot: this boot's count (bootcount.advance(), raised in flash by main() before any frame goes out)."""
         self.cfg = cfg
         self.board = cfg["board"]
         self.role = cfg.get("role") or cfg.get("profile") or "board"  # hello's profile: what the board is for
-        self.boot = hal.boot_id()
+        self.boot = boot
+        # The table the board belongs to (`battlement flash --table`), on MQTT its topics': its MACs bind it.
+        mq = (cfg.get("mqtt") or {}) if cfg.get("transport") == "mqtt" else {}
+        self.table = mq.get("table") or cfg.get("table") or ""
         self.opt = {}
         for k, v in DEFAULTS.items():
             self.opt[k] = cfg.get(k, v)
@@ -93,7 +104,7 @@ class App:
         self.led_at = self.beat_at = self.gc_at = self.free_at = self.t0  # last LED frame, beat, collection, heap check
         self.free = 1 << 30  # heap bytes free at the last check
         self.soft = hal.PORT == "esp32"  # pin IRQs are scheduled, not hard
-        self.sensed_at = hal.ticks_us()  # when the ring was last drained
+        self.sensed_at = hal.ticks_us()  # the clock read just before the ring was last drained
         self.own_us = 0  # ... and how long the firmware's own pauses (LED frames) held the VM since
         self.write_runs = False  # the console's write was seen running pin handlers while it waits (wrote())
         self.check = -1  # when to count what the last pause let through (-1: nothing to count)
@@ -181,9 +192,10 @@ class App:
                 self.pauses += 1
                 self._paused(self.sensed_at, t0)
             self.own_us = 0
+            # The stretches checked meet end to end: a pause that begins once this reading is taken (during the
+            # drain, or right after it) is in the next one, never between two.
+            self.sensed_at = t0
         n = self.ring.drain(self.channels, self._before)
-        if self.soft:
-            self.sensed_at = hal.ticks_us()
         if self.ring.ctl[2] != self.ring_lost:
             self.ring_lost = self.ring.ctl[2]
             for b in self.beams:
@@ -260,7 +272,14 @@ class App:
         self.wake.set()
 
     def _signed(self, frame):
-        return wire.sign(frame, self.key, self.boot) if self.key else frame
+        return wire.sign(frame, self.key, self.table, self.board, self.boot) if self.key else frame
+
+    def status(self, state, session):
+        """The retained status (and will) payload: with a key, a status frame signed for this boot and link
+        session (the host refuses any other); without, the plain word."""
+        if not self.key:
+            return state.encode()
+        return self._signed(wire.encode("status", (self.board, self.boot, session, state)))[:-1]
 
     def send_ctl(self, typ, fields):
         self.ctl.append(self._signed(wire.encode(typ, fields)))
@@ -373,7 +392,8 @@ class App:
             return
         # Signed: the host's MAC for this boot (a ping may be for any boot: 0). Forgeries get no answer.
         if self.key and not (
-            wire.verify(line, self.key, self.boot) or (typ == "ping" and wire.verify(line, self.key, 0))
+            wire.verify(line, self.key, self.table, self.board, self.boot)
+            or (typ == "ping" and wire.verify(line, self.key, self.table, self.board, 0))
         ):
             self.rejected += 1
             return
@@ -410,6 +430,8 @@ class App:
     def _evack(self, boot, seq):
         if boot != self.boot:
             return  # for an earlier boot of ours: those events are gone
+        if TRIAL:
+            self._confirm()
         seq = min(seq, self.seq)
         if seq > self.acked:
             self.acked = seq
@@ -472,7 +494,11 @@ class App:
             self.led_at = now_ms
             r0 = hal.ticks_us()
             self.strip.render(now_ms)
-            self.own_us += hal.diff(hal.ticks_us(), r0)  # a frame the firmware sent itself: not a pause it missed
+            # A frame the firmware sent itself is not a pause it missed, up to FRAME_US: beyond, one held it.
+            own = min(FRAME_US, hal.diff(hal.ticks_us(), r0))
+            self.own_us += own
+            if self.ring.watch is not None:
+                self.ring.watch.own(r0, hal.add(r0, own))
         if time.ticks_diff(now_ms, self.beat_at) >= self.opt["beat_ms"]:
             self.beat_at = now_ms
             self.beat()
@@ -525,7 +551,25 @@ class App:
             self.link = SerialLink(self)
         self.strip.render(time.ticks_ms())
         asyncio.create_task(self._sensing(wdt))
+        if TRIAL:
+            asyncio.create_task(self._trial())
         await self.link.run()
+
+
+    # --- updates (firmware/ota.py) -------------------------------------------------------
+
+    def _confirm(self):
+        """On trial, the host's evack for this boot came (after our hello): this set is the one to start now."""
+        import ota
+
+        ota.confirm(self, self.link)
+
+    async def _trial(self):
+        """On trial: not confirmed in time, the board resets and main.py starts the previous set."""
+        await asyncio.sleep_ms(TRIAL)
+        if TRIAL:
+            print("update: no evack within the %d ms trial: back to the previous firmware" % TRIAL, file=sys.stderr)
+            machine.reset()
 
 
 class _NoWatchdog:
@@ -548,7 +592,13 @@ def main():
         path = os.getenv("BATTLEMENT_CONFIG") or path
     except (ImportError, AttributeError):
         pass
-    app = App(load_config(path))
+    cfg = load_config(path)
+    import bootcount
+
+    # Raised in flash (in the board's folder: config.json's) before the first frame goes out.
+    boot = bootcount.advance(path.rpartition("/")[0], cfg.get("boots_from", 0))
+    del bootcount, sys.modules["bootcount"]  # used once a boot: its heap goes back to the sensing
+    app = App(cfg, boot)
     try:
         asyncio.run(app.run())
     except KeyboardInterrupt:

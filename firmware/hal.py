@@ -7,7 +7,6 @@ pulse widths are exact however busy the test machine is.
 """
 
 import gc
-import os
 import sys
 import time
 
@@ -67,8 +66,3 @@ def diff(a, b):
 def add(a, us):
     return (a + us) & MASK
 
-
-def boot_id():
-    """A fresh random id per boot so the host can tell a reboot from a resend."""
-    b = os.urandom(4)
-    return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) & 0x7FFFFFFF or 1

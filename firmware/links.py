@@ -3,6 +3,8 @@
 Both links write the frames App.take() hands them and pass every received line
 to App.on_line(); the status pixel shows the link state. The MQTT link lives in
 its own module so a serial board never loads it (heap matters on a Pico W).
+Improv Wi-Fi packets on the serial link, or an MQTT board's USB console, are
+answered by firmware/improv.py, loaded only when one comes (listen()).
 """
 
 import asyncio
@@ -11,10 +13,75 @@ import sys
 import time
 
 import hal
+import micropython
 
 HELD_MS = 5  # while the host reads nothing, look again this often
 SLOW_MS = 100  # a write that took this long waited inside the port: the host is not reading
 HELD_MAX_MS = 500  # the longest pause between such writes
+IMPROV = b"IMPROV"  # starts an Improv packet (provisioning), never a frame
+
+
+class Lines:
+    """The host's stream as lines, with an Improv packet's header read byte by byte (binary: its b"\\n" bytes
+    end no line; serve() reads the rest by its length), and what was read past a bad packet put back in front.
+    A read of n bytes would wait, the whole board held, until all n have come: one at a time, then readline().
+
+    On the board's console the port's Ctrl-C is off (an Improv packet's type byte is 3, and the port would
+    take it for one), so a Ctrl-C starting a line is looked for here: mpremote's "\\r\\x03" stops the firmware
+    as before."""
+
+    def __init__(self, stream):
+        self.r = asyncio.StreamReader(stream)
+        self.back = b""
+
+    async def line(self):
+        b = self.back
+        if b:
+            i = b.find(b"\n") + 1
+            if i:
+                self.back = b[i:]
+                return b[:i]
+            self.back = b""
+            return b + await self.r.readline()
+        c = await self.r.read(1)
+        if c == b"\x03":  # starting a line, never a frame: mpremote ("\r\x03") or a person taking the board over
+            micropython.kbd_intr(3)
+            raise KeyboardInterrupt
+        while c and len(c) < 6 and IMPROV.startswith(c):
+            more = await self.r.read(1)  # "IMPROV" whole, or as much of it as the line has
+            if not more:
+                break
+            c += more
+        if c and c != IMPROV and c[-1:] not in (b"\n", b"\r"):
+            c += await self.r.readline()
+        return c
+
+    async def byte(self):
+        b = self.back
+        if not b:
+            return await self.r.read(1)
+        self.back = b[1:]
+        return b[:1]
+
+
+async def listen(rx, tx, app, on_line=None, console=False):
+    """Read the host's stream: frames to on_line; Improv packets (provisioning: firmware/improv.py) answered
+    on tx. A frame never starts with "IMPROV", and an Improv client starts each packet on a line of its own.
+    console: rx is the port's console (sys.stdin), whose Ctrl-C Lines takes over."""
+    if console:
+        micropython.kbd_intr(-1)
+    lines = Lines(rx)
+    while True:
+        line = await lines.line()
+        if not line:
+            await asyncio.sleep_ms(50)  # closed or nothing: wait, the host may come back
+            continue
+        if line.startswith(IMPROV):
+            import improv  # only now: a board never provisioned never loads it
+
+            lines.back = await improv.serve(app, lines, line, tx) + lines.back
+        elif on_line is not None and line.strip():
+            on_line(line)
 
 
 class SerialLink:
@@ -33,26 +100,18 @@ class SerialLink:
             self.state = state
             self.app.strip.show_link(state, time.ticks_ms())
 
-    async def _rx(self, reader):
-        while True:
-            line = await reader.readline()
-            if not line:
-                await asyncio.sleep_ms(50)  # closed or nothing: wait, the host may come back
-                continue
-            if line.strip():
-                self.app.on_line(line)
-
     async def run(self):
         if self.path:
             f = open(self.path, "r+b")  # noqa: ASYNC230, SIM115 - once at start, open for the board's life
             rx = tx = f
         else:
-            # Ctrl-C stays enabled: frames never contain it, and mpremote needs it to reflash the board.
+            # The port's Ctrl-C goes off (Improv packets carry byte 3): listen() looks for it, and mpremote,
+            # which needs it to reflash the board, gets it as before.
             rx = sys.stdin.buffer
             tx = sys.stdout.buffer
         self._state("waiting")
-        asyncio.create_task(self._rx(asyncio.StreamReader(rx)))
         app = self.app
+        asyncio.create_task(listen(rx, tx, app, app.on_line, console=not self.path))
         tx.write(b"\n")  # ends whatever boot chatter came before, so the hello arrives clean
         app.hello()
         # A host that stops reading (its flow control, or a stalled program) fills the USB FIFO, and then

@@ -27,6 +27,9 @@ class MqttLink:
         self.delay = BACKOFF_MIN
         self.dead = False
         self.failure = None  # why the last session ended, for the log
+        self.table = table
+        self.ota = None  # the update's side (firmware/ota.py), made at the first `ota` message
+        self.replies = []  # its answers waiting to go out on .../ota
 
     def heard(self):
         pass
@@ -71,7 +74,17 @@ class MqttLink:
 
     def _on_message(self, topic, payload):
         if topic == self.base + "down":
-            self.app.on_line(payload)
+            if payload.startswith(b"ota "):  # an update's message: never a frame (no frame type is "ota")
+                self.updater().on_message(payload)
+            else:
+                self.app.on_line(payload)
+
+    def updater(self):
+        if self.ota is None:
+            import ota  # only now: a board never updated never loads it
+
+            self.ota = ota.Ota(self.app, self.table, self)
+        return self.ota
 
     def _client(self):
         from mqttlite import MQTTClient
@@ -88,7 +101,8 @@ class MqttLink:
             ca=cfg.get("ca") if cfg.get("tls") else None,
             response_ms=min(10000, ka * 500),  # a PUBACK or PINGRESP later than this: the link is dead
         )
-        c.set_last_will(self.base + "status", b"offline", retain=True, qos=1)
+        # Signed now, for this boot and session (with a key): the host takes no other offline for this board.
+        c.set_last_will(self.base + "status", self.app.status("offline", self.app.reconnects), retain=True, qos=1)
         c.on_message = self._on_message
         return c
 
@@ -103,7 +117,7 @@ class MqttLink:
             self.dead = False
             task = asyncio.create_task(self._reader(c))
             await c.subscribe(self.base + "down", 1)
-            await c.publish(self.base + "status", b"online", retain=True, qos=1)
+            await c.publish(self.base + "status", app.status("online", app.reconnects), retain=True, qos=1)
             # The broker answered (SUBACK, PUBACK): whatever ends this session, the next try comes quickly.
             self.delay = BACKOFF_MIN
             self._state("linked")
@@ -134,13 +148,31 @@ class MqttLink:
                     # Every frame at QoS 1, as docs/protocol.md says: a missing PUBACK shows a dead link.
                     # take() hands the frames over one by one: no list as long as the outbox.
                     await c.publish_all(self.base + "up", (frame for frame, _ in app.take()), qos=1)
+                    while self.replies:  # an update's answers; one that fails to go goes in the next session
+                        await c.publish(self.base + "ota", self.replies[0], qos=1)
+                        self.replies.pop(0)
         finally:
             if task is not None:
                 task.cancel()  # the old reader must not read (or PUBACK) on the next session's behalf
             c.close()
 
+    def _console(self):
+        """The USB console: Improv packets (provisioning, firmware/improv.py) are answered there, nothing else
+        is read. On the unix port only a path given in the config stands in (its stdin is not a console)."""
+        path = (self.app.cfg.get("console") or {}).get("path")
+        if path:
+            rx = tx = open(path, "r+b")  # noqa: SIM115 - once at start, open for the board's life
+        elif sys.platform != "linux":
+            rx, tx = sys.stdin.buffer, sys.stdout.buffer
+        else:
+            return
+        from links import listen
+
+        asyncio.create_task(listen(rx, tx, self.app, console=not path))
+
     async def run(self):
         self._state("waiting")
+        self._console()
         while True:
             try:
                 await self._wifi()

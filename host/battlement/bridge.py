@@ -100,7 +100,7 @@ class Bridge(Health):
         self.names: dict[int, str] = {}  # id(transport) -> its name for people ("serial", "mqtt <url>")
         self.rejected: dict[str, collections.deque] = {}  # transport name -> last rejected frames
         self.beats: dict[tuple, dict] = {}  # (table, board) -> its last heartbeat (outbox, dropped...)
-        self.watch = BoardWatch()  # each board's last hello, each sensor's last trigger and beam widths
+        self.watch = BoardWatch(self.journal.board_records, self.keys)  # hellos, sensors, facts
         self._links: dict[str, dict] = {}  # table -> boards online, as the pages were last told
         self.web_counters: dict[str, int] = {}  # the web app's: wrong codes, rate-limited, websocket junk
         self.onboarding: dict = {}  # addresses, port, mDNS state: set by serve() once the page is up
@@ -136,9 +136,10 @@ class Bridge(Health):
         if self.mqtt:
             user, pw, tls = self.mqtt_auth
             mq = MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca)
+            mq.serves = set(self.tmaps)  # other bridges' tables on the broker: named, never taken nor answered
             self.transports.append(mq)
             if self.hass_prefix is not None:
-                self.hass = hass.Publisher(mq, self.sessions, self.hass_prefix)
+                self.hass = hass.Publisher(mq, self.sessions, self.hass_prefix, firmware_of=self.watch.firmware_of)
                 self.hass.attach()
         seen = self.journal.recent_events()
         for t in self.transports:
@@ -154,8 +155,7 @@ class Bridge(Health):
             # Flow control: once the pump is behind, the transport stops reading its links until it has
             # caught up; the broker's queue for us and the serial line hold the rest (docs/bridge.md, "Overload").
             t.bounded = True
-            for (table, board, boot), seqs in seen.items():
-                t.remember(table, board, boot, seqs)
+            t.recall(self.journal.board_records(), seen)  # each board's highest boot; what is applied of each
             await t.start()
             self.supervisor.spawn("event pump (%s)" % name, functools.partial(self._pump, t))
             self.supervisor.spawn("link (%s)" % name, functools.partial(watch_tasks, t),
@@ -302,7 +302,9 @@ class Bridge(Health):
             self.sessions[table].sensed(msg)
         elif isinstance(msg, Hello):
             tmap = self.tmaps[table]
-            self.watch.hello(table, msg)
+            self.journal.board_hello(table, msg.board, msg.boot, msg.firmware)  # with its batch: its boot is kept
+            if self.watch.hello(table, msg) and self.hass is not None:  # Home Assistant's sw_version follows
+                self.hass.firmware_changed(table, msg.board)
             if msg.board not in tmap.boards:
                 self._note("board %s said hello on table %s, but %s lists no board %s"
                            % (msg.board, table, shown_path(tmap.path), msg.board))
@@ -313,6 +315,7 @@ class Bridge(Health):
                 self._shown.pop((table, msg.board), None)
                 self.sessions[table].forget_board(msg.board)
         elif isinstance(msg, Beat):
+            self.journal.board_beat(table, msg.board)
             self.beats[(table, msg.board)] = {"board": msg.board, "table": table, "at": time.time(),
                                               "outbox": msg.outbox, "queued": msg.queued, "dropped": msg.dropped,
                                               "reconnects": msg.reconnects, "uptime_ms": msg.uptime_ms}

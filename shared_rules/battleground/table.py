@@ -40,3 +40,18 @@ class Table(TableAdapter):
     def lighting(self, view, objects):
         down = set(view.get("down") or [])
         return {name: ("solid", self.COLOURS.get(name.split(".")[0], WHITE), 0) for name in objects if name not in down}
+
+    def result(self, view, options):
+        """Each side scores the other army's pieces it brought down; its own warriors left break a tie."""
+        kinds = {"warrior": "figures down", "hero": "figures down", "flag": "flags down", "brick": "bricks down",
+                 "gate": "gates down"}
+        facts: dict = {s: dict.fromkeys(sorted(set(kinds.values())), 0) for s in self.rules.SIDES}
+        for piece in view.get("down") or ():
+            owner, _, name = piece.partition(".")
+            fact = kinds.get(name.rstrip("0123456789"))
+            for side, counted in facts.items():
+                if side != owner and fact is not None:
+                    counted[fact] += 1
+        armies = view.get("armies") or {}
+        return {"score": {s: sum(f.values()) for s, f in facts.items()},
+                "tiebreak": {s: armies.get(s, {}).get("warriors_left", 0) for s in facts}, "facts": facts}

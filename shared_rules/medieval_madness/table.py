@@ -65,6 +65,12 @@ class Table(TableAdapter):
                 lit[name] = ("pulse", rgb, 1000) if p.get("id") == turn else ("solid", rgb, 0)
         return lit
 
+    def result(self, view, options):
+        """Gold is the score; the title's rank breaks a tie."""
+        players = [p for p in view.get("players") or () if isinstance(p, dict)]
+        return {"score": {p["id"]: p["gold"] for p in players}, "tiebreak": {p["id"]: p["rank"] for p in players},
+                "facts": {p["id"]: {"gold": p["gold"], "rank": p["rank"], "cottages": p["cottages"]} for p in players}}
+
 
 def pawn_checks(view: dict) -> list[dict]:
     """A pawn put down on each space where a pawn belongs, for the page's sensor buttons (the rules

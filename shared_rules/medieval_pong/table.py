@@ -211,3 +211,12 @@ class Table(TableAdapter):
         if t == "miss":
             return "%s's miss" % who
         return "%s's %s%s" % (who, t, (" of tower %s" % inp["tower"]) if "tower" in inp else "")
+
+    def result(self, view, options):
+        """Each side scores the other kingdom's towers it destroyed; its own towers still standing break a tie."""
+        sides = view["sides"]
+        other = {"red": "blue", "blue": "red"}
+        facts = {s: {"towers destroyed": len(sides[other[s]]["discarded"]), "crowns captured": sides[s]["crowns_captured"],
+                     "towers left": sum(1 for t in sides[s]["towers"].values() if t["status"] != "box")} for s in SIDES}
+        return {"score": {s: f["towers destroyed"] for s, f in facts.items()},
+                "tiebreak": {s: f["towers left"] for s, f in facts.items()}, "facts": facts}

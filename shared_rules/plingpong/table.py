@@ -38,3 +38,8 @@ class Table(TableAdapter):
                     lit[space["cup"]] = ("solid", self.COLOURS.get(space.get("colour"), WHITE), 0)
         lit["black"] = ("solid", self.COLOURS["black"], 0)
         return lit
+
+    def result(self, view, options):
+        """The cups a side has left on the table are its score and its tiebreak."""
+        cups = {s: v["cups"] for s, v in (view.get("sides") or {}).items()}
+        return {"score": cups, "tiebreak": dict(cups), "facts": {s: {"cups left": n} for s, n in cups.items()}}

@@ -66,3 +66,13 @@ class Table(TableAdapter):
         if view.get("castle"):
             lit["castle"] = ("solid", self.COLOURS["attackers"], 0)
         return lit
+
+    def result(self, view, options):
+        """Captures score; the pieces a side has left break a tie."""
+        start = self.rules.start_board(options["attackers"])
+        left = {"attackers": view["attackers"], "defenders": view["defenders"]}
+        had = {"attackers": start.count("A"), "defenders": start.count("D")}
+        captures = {s: had[o] - left[o] for s, o in (("attackers", "defenders"), ("defenders", "attackers"))}
+        facts = {s: {"captures": captures[s], "pieces left": left[s]} for s in left}
+        facts["attackers"]["in the castle"] = view["castle"]
+        return {"score": captures, "tiebreak": left, "facts": facts}

@@ -59,14 +59,14 @@ def ringo_map(tid, keys_dir=None):
     return tables.parse(text, path)
 
 
-def frames(board="ring-5", boot=7, n=EVENTS, sensor="b", key=None):
+def frames(board="ring-5", boot=7, n=EVENTS, sensor="b", key=None, table="bench"):
     """A Ringo attacker lifted from b5 and put back, n times: every lift lights its destinations.
-    key: signed as a board with that key signs them (made beforehand: the board's cost is not timed)."""
+    key: signed as a board of `table` with that key signs them (made beforehand: the board's cost is not timed)."""
     hello = up_frame(Hello(None, board, boot, "bench", wire.VERSION, "ringo-ring",
                            {s: "presence" for s in "nabcdefg"}))
     evs = [up_frame(Event(None, board, boot, i + 1, sensor, "presence", i % 2, i, 0)) for i in range(n)]
     if key is not None:
-        hello, evs = wire.sign(hello, key, boot), [wire.sign(f, key, boot) for f in evs]
+        hello, evs = wire.sign(hello, key, table, board, boot), [wire.sign(f, key, table, board, boot) for f in evs]
     return hello, evs
 
 
@@ -510,7 +510,7 @@ def intake_cost(key, n=20_000, rounds=3):
     for r in range(rounds):
         t = Transport()
         if key is not None:
-            t.sign(None, {"ring-5": key})
+            t.sign(None, {"ring-5": key}, table_id="bench")
         hello, evs = frames(boot=100 + r, n=n, key=key)
         t._handle_line(hello, "bench")
         t0 = time.perf_counter()

@@ -28,7 +28,7 @@ for i in range(n):
 t2 = time.ticks_us()
 k = bytes(range(16))
 for i in range(n):
-    s = wire.sign(wire.encode("event", f), k, f[1])
+    s = wire.sign(wire.encode("event", f), k, "hall-1", f[0], f[1])
     wire.decode(s)
 t3 = time.ticks_us()
 print(n * 1e6 / time.ticks_diff(t1, t0), n * 1e6 / time.ticks_diff(t2, t1), n * 1e6 / time.ticks_diff(t3, t2))
@@ -54,9 +54,9 @@ def signed_codec(n):
     """What a signed link costs: encode + sign on one side, decode + verify on the other."""
     enc, dec, sign, verify = wire.encode, wire.decode, wire.sign, wire.verify
     for _ in range(n):
-        f = sign(enc("event", FIELDS), KEY, FIELDS[1])
+        f = sign(enc("event", FIELDS), KEY, "hall-1", FIELDS[0], FIELDS[1])
         dec(f)
-        verify(f, KEY, FIELDS[1])
+        verify(f, KEY, "hall-1", FIELDS[0], FIELDS[1])
 
 
 def json_baseline(n):

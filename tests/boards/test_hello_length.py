@@ -16,7 +16,8 @@ def _widest_signed_hello(m):
     sensors = {s["id"]: s["kind"] for s in m["sensors"]}
     frame = up_frame(Hello(None, m["board"], 0xFFFFFFFF, hardware.FIRMWARE_VERSION, wire.VERSION,
                            m.get("role") or m.get("profile"), sensors, acked=wire.U32, msgid=wire.MSGID))
-    return wire.sign(frame, bytes(16), 0xFFFFFFFF)  # raises WireError (length) past MAX_FRAME
+    # raises WireError (length) past MAX_FRAME; the table and board ids are in the MAC, not the frame
+    return wire.sign(frame, bytes(16), "t" * wire.ID_MAX, m["board"], 0xFFFFFFFF)
 
 
 def test_every_boards_hello_fits_one_frame_signed_and_the_check_is_never_short():
@@ -27,7 +28,7 @@ def test_every_boards_hello_fits_one_frame_signed_and_the_check_is_never_short()
         listing = ",".join("%s:%s" % (s["id"], s["kind"]) for s in m["sensors"])
         counted = hardware.hello_bytes(m["board"], str(m.get("role") or m.get("profile")), listing)
         assert len(signed) <= counted <= wire.MAX_FRAME, path.name
-        assert wire.verify(signed, bytes(16), 0xFFFFFFFF)
+        assert wire.verify(signed, bytes(16), "t" * wire.ID_MAX, m["board"], 0xFFFFFFFF)
         largest = max(largest or (0, ""), (len(signed), path.name))
     assert largest[1] == "outer-wall.json"  # the one this is about: 28 sensors on a wall
 

@@ -10,7 +10,7 @@ import urllib.parse
 import paho.mqtt.client as mqtt
 from battlement.link.messages import Event, up_frame
 from battlement.table import maps as tables
-from support.board import MqttBoard
+from support.board import MqttBoard, SerialBoard
 from support.overload import table_files
 
 BOARD = "ring-5"
@@ -85,3 +85,42 @@ def test_a_signed_and_an_unsigned_table_on_one_bridge_each_work_as_their_map_say
     finally:
         board_s.stop()
         board_o.stop()
+
+
+def test_a_map_anywhere_finds_its_keys_and_a_keyed_board_heard_unsigned_on_serial_is_refused_in_words(
+        bridge_process, pty_pair, tmp_path):
+    """On serial too: the table's keys are found by its id wherever its map is, and a frame without a MAC
+    from a board that has a key is refused, counted and said, while the board's signed frames are taken."""
+    (tid, made), = table_files(tmp_path, 1, prefix="keep%d" % os.getpid())
+    tmap = tmp_path / "stored" / "elsewhere" / "not-its-name.toml"  # any folder, any file name
+    tmap.parent.mkdir(parents=True)
+    os.replace(made, tmap)
+    keys_dir = tmp_path / "keys"
+    keys_dir.mkdir()
+    keys = keys_dir / (tid + ".keys.toml")
+    keys.write_text('[keys]\n%s = "%s"\n' % (BOARD, KEY.hex()))
+    os.chmod(keys, 0o600)
+    bridge = bridge_process("--table", str(tmap), "--serial", pty_pair.a, "--keys-dir", str(keys_dir))
+    assert "%s:" % tid in bridge.output() and "signing: on (1 board)" in bridge.output()
+
+    def health():
+        return bridge.get("/api/health?code=" + urllib.parse.quote(bridge.host_code))
+
+    board = SerialBoard(pty_pair.b, board=BOARD, boot=3, sensors=tables.load(str(tmap)).sensors_of(BOARD), key=KEY,
+                        table=tid).open()
+    close = board.answer_in_thread()
+    try:
+        wait(lambda: health()["transports"][0]["links"], "the bridge opened its serial port")
+        board.hello()
+        board.event(sensor="b", value=0, width_us=0)
+        wait(lambda: health()["tables"][tid]["events"] == 1, "the signed board's event taken")
+        # Its id without its key, on its own line: refused, counted and said in words.
+        board.write(up_frame(Event(None, BOARD, 3, 2, "f", "presence", 0, 0, 0)))
+        wait(lambda: health()["transports"][0]["counters"].get("mac", 0) == 1, "the unsigned frame refused")
+        notes = health()["notes"]
+        assert any("board %s has a key but sent an unsigned frame: refused" % BOARD in n for n in notes), notes
+        board.event(sensor="f", value=0, width_us=0)  # the board's own seq 2, signed: the marker
+        wait(lambda: health()["tables"][tid]["events"] == 2, "the signed board's next event taken")
+        assert health()["transports"][0]["counters"]["mac"] == 1
+    finally:
+        close()

@@ -70,6 +70,7 @@ def test_a_stalled_bridge_on_usb_cdc_gets_cut_frames_and_every_ball_once(bridge_
             wait(lambda rows=rows: len(journalled(journal)) > rows, "balls journalled again after the stall")
     finally:
         balls.stop()  # every ball dropped is in the board's hands now
+    board = fw.board_stats()
     quiet = settled(b, time.time())
     rows = journalled(journal)
     h = health(b)
@@ -85,7 +86,16 @@ def test_a_stalled_bridge_on_usb_cdc_gets_cut_frames_and_every_ball_once(bridge_
     kinds = journalled_kinds(journal)
     assert set(kinds) <= {"beam", "blind"}, kinds
     check(len(rows), rows, ordered=False)
-    assert kinds.get("beam", 0) + kinds.get("blind", 0) == balls.n, (balls.n, kinds)
+    answers = kinds.get("beam", 0) + kinds.get("blind", 0)
+    if port == "esp32-s3-jtag":
+        # The JTAG console holds the whole board, pin handlers too, while a write waits (200 ms, once a stall):
+        # the scheduler keeps 8 of the edges that come meanwhile and refuses the rest (the board model counts
+        # them). A ball whose edges it refused is one the firmware never saw; after a hold that may have lost
+        # edges it asks once more on every beam. Every ball it saw is counted once or asked about once.
+        unseen = (board["sched_lost"] + 1) // 2
+        assert balls.n - unseen <= answers <= balls.n + board.get("console_held", 0), (balls.n, kinds, board)
+    else:
+        assert answers == balls.n, (balls.n, kinds)
     if port == "esp32-s3-usb":
         # Native USB runs the pin handlers while a write waits for the host: its edges keep their times,
         # so the stall hides no ball and the board asks about none (a referee has nothing to answer).

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+from battlement.link import wire
 from support.board import MqttBoard, SerialBoard
 
 BATTLEMENT = [sys.executable, "-m", "battlement.cli"]
@@ -44,7 +45,7 @@ def test_monitor_prints_decoded_events_and_counters_from_serial(pty_pair):
     finally:
         proc.kill()
     assert proc.returncode == 0, err
-    assert "tower-1          hello  boot b007 firmware test-1.0 profile tower v2" in out
+    assert "tower-1          hello  boot b007 firmware test-1.0 profile tower v%d" % wire.VERSION in out
     assert "sensors cup-1:beam tilt-1:tilt" in out
     assert "event  #1 cup-1 beam 1 width 8.2 ms" in out
     assert "event  #2 tilt-1 tilt 0" in out

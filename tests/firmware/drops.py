@@ -98,8 +98,13 @@ def timeline(n, seed, start=200_000, hard=False):
     return edges + chatter(rng, truth), truth, pauses_around(rng, truth)
 
 
+# The longest pause the firmware did not ask for: a flash sector erase (tens of ms). A beam held dark for
+# seconds gets one in it, never one seconds long.
+PAUSE_MAX = 40_000
+
+
 def pauses_around(rng, truth):
-    """Pauses of 5-40 ms the firmware did not ask for, one near some drops: holding a drop whole, its
+    """Pauses of 0.5-40 ms the firmware did not ask for, one near some drops: holding a drop whole, its
     start or its end, or ending 0.5-3 ms before it begins; at least 100 ms apart."""
     out = []
     free = 0
@@ -120,6 +125,7 @@ def pauses_around(rng, truth):
         else:  # the drop begins 0.5-3 ms after the pause ends
             us = rng.randint(5000, 40000)
             at = s - rng.randint(500, 3000) - us
+        us = min(us, PAUSE_MAX)
         out.append((at, us))
         free = at + us + 100_000
     return out
@@ -143,16 +149,20 @@ def chatter(rng, truth):
     return out
 
 
-def run(code, model, edges, lines=(), leds=0, deaf=(), extra=None, seed=1, timeout=600, log_edges=False, pauses=()):
+def run(code, model, edges, lines=(), leds=0, deaf=(), extra=None, seed=1, timeout=600, log_edges=False, pauses=(),
+        holds=(), frame_holds=()):
     """Run the firmware's sensing loop over the edges; returns (events [(sensor, seq, t, width, kind)], stats).
 
-    pauses: [(at_us, length_us)] the firmware did not ask for (tests/firmware/fakes/machine.py pauses())."""
+    pauses: [(at_us, length_us)] the firmware did not ask for (tests/firmware/fakes/machine.py pauses());
+    holds: [(from_us, length_us)] such pauses that begin the moment the first drain of the ring from then ends;
+    frame_holds: the same, beginning inside the first LED frame from then."""
     cfg = {"board": "bench", "sensors": [CUP], "wdt_ms": 0}
     if leds:
         cfg["leds"] = {"pin": 16, "count": leds}
     cfg.update(extra or {})
     scen = {"config": cfg, "timeline": [list(e) for e in sorted(edges)], "lines": list(lines), "deaf": list(deaf),
-            "log_edges": log_edges, "pauses": [list(p) for p in pauses]}
+            "log_edges": log_edges, "pauses": [list(p) for p in pauses], "holds": [list(h) for h in holds],
+            "frame_holds": [list(h) for h in frame_holds]}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(scen, f)
         path = f.name
@@ -196,8 +206,9 @@ def score(truth, events, counts=None, asks=None):
     """Per band: {"n", "none", "one", "double", "asked", "errors" [width us]}, and the balls that overlap no drop.
 
     A ball event belongs to the drop its span [t, t + width] overlaps most (late IRQs shift it a
-    little). A blind event asks for the first drop in its span (from the pause's start to the last
-    clear the board saw) that got no ball; "asked" counts those drops (they are in "none" too).
+    little). A blind event asks for the first ball drop in its span (from the pause's start to the last
+    clear the board saw) that got no ball, else for the first noise or blocked drop there that got none;
+    "asked" counts those drops (they are in "none" too).
     counts, a list, gets how many ball events each drop got; asks, a dict, gets {"questions",
     "empty"} (blind events, and those that found no ball-less drop to ask for).
     """
@@ -230,8 +241,11 @@ def score(truth, events, counts=None, asks=None):
         hit = None
         while k < len(truth) and truth[k][1] <= b:
             if truth[k][2] >= a and not got[k] and k not in asked:
-                hit = k
-                break
+                if not truth[k][0].startswith(NOT_BALLS):
+                    hit = k  # a person asked "was there a ball?" says yes for the ball, not for a hand or noise
+                    break
+                if hit is None:
+                    hit = k
             k += 1
         if hit is None:
             empty += 1

@@ -15,6 +15,7 @@ import asyncio
 import pytest
 from battlement.link.messages import Event, Hello, Led, Reply
 from battlement.link.transport import SerialTransport
+from battlement.boards import firmware as fwbuild
 from battlement.sim import firmware as fwsim
 from battlement.sim.firmware import FirmwareProcess
 
@@ -32,10 +33,12 @@ HEAP = "172K"
 def test_every_firmware_module_compiles_with_mpy_cross(tmp_path, march):
     out = fwsim.stage(tmp_path / (march or "bytecode"), compiled=True, march=march)
     mods = sorted(p.name for p in out.iterdir())
-    want = sorted((p.stem + ".mpy") if p.name != "main.py" else p.name for p in fwsim.firmware_modules())
+    want = sorted([(p.stem + ".mpy") if p.name != "main.py" else p.name for p in fwsim.firmware_modules()]
+                  + ["fwversion.mpy"])  # the version the build writes: what the hello says (docs/protocol.md)
     assert mods == want
     for p in out.glob("*.mpy"):
-        assert p.read_bytes()[:1] == b"M" and p.stat().st_size > 100
+        assert p.read_bytes()[:1] == b"M" and (p.stat().st_size > 100 or p.name == "fwversion.mpy")
+    assert fwbuild.version().encode() in (out / "fwversion.mpy").read_bytes()
 
 
 async def _next(t, kind, timeout=30):  # generous: a busy test machine runs the small board slowly

@@ -1,6 +1,7 @@
 """Host commands under the real MicroPython: LEDs, settings, ping, evack, resend, bad frames."""
 
 import pytest
+from battlement.link import wire
 from fwtest import MODELS, frame, run_scenario
 
 CONFIG = {
@@ -73,7 +74,7 @@ def test_ping_answers_ack_and_hello(fw_code):
     r = run_scenario(fw_code, CONFIG, ["line " + frame("ping", "tower-1", 77), "take"])
     assert r.of("ack") == [("tower-1", 77)]
     (hello,) = r.of("hello")
-    assert hello[0] == "tower-1" and hello[4] == "pong-side" and hello[3] == 2
+    assert hello[0] == "tower-1" and hello[4] == "pong-side" and hello[3] == wire.VERSION
     assert hello[5] == "cup-1:beam,tilt-1:tilt" and hello[6] == 0 and hello[7] == 0
 
 
@@ -93,7 +94,7 @@ def test_outbox_kept_until_evack_and_resent_when_the_host_is_silent(fw_code, mod
     ops = ["freeze"] + ball() + ball() + ball() + ["take"]  # sent once
     ops += ["take"]  # nothing new
     ops += ["house 1100", "take"]  # no evack for a second: all three again
-    ops += ["line " + frame("evack", "tower-1", 1, 2)]  # for another boot: ignored
+    ops += ["line " + frame("evack", "tower-1", 2, 2)]  # for another boot (the driver's board is in boot 1): ignored
     ops += ["house 1100", "take"]
     r = run_scenario(fw_code, CONFIG, ops + ["beat"], model=model)
     seqs = [e[2] for e in r.events()]
@@ -102,7 +103,7 @@ def test_outbox_kept_until_evack_and_resent_when_the_host_is_silent(fw_code, mod
 
 
 def test_evack_trims_the_outbox_and_resend_covers_only_the_rest(fw_code):
-    # The boot id is random: "flush" has the driver acknowledge with the real one (up to seq 2).
+    # "flush" has the driver acknowledge with the board's own boot (up to seq 2).
     ops = ["freeze"] + ball() + ball() + ["flush"] + ball() + ["take", "house 1100", "take", "beat", "take"]
     r = run_scenario(fw_code, CONFIG, ops)
     seqs = [e[2] for e in r.events()]

@@ -210,12 +210,18 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
     compiles = [shlex.split(x) for x in lines if "mpy-cross" in x]
     assert {c[-1].rsplit("/", 1)[1] for c in compiles} == {
         "app.py",
+        "beam.py",
+        "bootcount.py",
+        "edges.py",
         "hal.py",
+        "improv.py",
+        "improvwire.py",
         "leds.py",
         "pixels.py",
         "links.py",
         "mqttlink.py",
         "mqttlite.py",
+        "ota.py",
         "sensors.py",
         "wire.py",
     }
@@ -226,6 +232,7 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
     assert str(build / "config.json") in mp and str(build / "main.py") in mp
     cfg = json.loads(next(x for x in lines if x.startswith("{")))
     assert cfg["board"] == "plingpong-1" and cfg["transport"] == "mqtt"
+    assert cfg["table"] == "hall-1" and cfg["boots_from"] > 1_700_000_000  # its MACs' table; boots past the clock
     assert cfg["mqtt"] == {
         "host": "192.168.1.10",
         "port": 1883,
@@ -262,15 +269,21 @@ def test_flash_mistakes_are_one_clear_line(capsys, argv, message):
     assert message in err and "Traceback" not in err
 
 
-def test_flash_of_an_mqtt_board_without_broker_settings_is_one_clear_error(capsys):
-    # plingpong-1's pin map says transport mqtt: without --mqtt the board would boot with no broker or Wi-Fi.
+def test_flash_of_an_mqtt_board_without_broker_settings_makes_it_a_usb_board_until_provisioned(capsys):
+    # plingpong-1's pin map says transport mqtt: without --mqtt the board talks over USB, where it is reachable
+    # (and answers Improv), until `battlement provision` gives it Wi-Fi and its broker.
     rc, out, err = run(
         capsys, "flash", "--dry-run", "--board", "esp32-s3-devkitc-1", "--port", "/dev/ttyACM0", "--id", "plingpong-1"
     )
-    assert rc == 2 and "Traceback" not in err
-    assert err.count("\n") == 1, err
-    assert "transport mqtt" in err and "--mqtt" in err and "--wifi-ssid" in err and "--table" in err
-    assert "mpremote" not in out
+    assert rc == 0, err
+    cfg = json.loads(next(x for x in out.splitlines() if x.startswith("{")))
+    assert cfg["transport"] == "serial" and "mqtt" not in cfg and "wifi" not in cfg
+    assert ("# network: none yet (plingpong-1 says mqtt): the board talks over USB until `battlement provision "
+            "/dev/ttyACM0 --broker HOST --table TABLE`") in out
+    # Half the network settings is still a mistake, said in one line.
+    rc, _, err = run(capsys, "flash", "--dry-run", "--board", "esp32-s3-devkitc-1", "--port", "/dev/ttyACM0",
+                     "--id", "plingpong-1", "--mqtt", "mqtt://192.168.1.10", "--table", "hall-1")
+    assert rc == 2 and err.count("\n") == 1 and "--wifi-ssid" in err
 
 
 def test_flash_with_tls_puts_the_ca_in_the_config(tmp_path, capsys):

@@ -64,7 +64,7 @@ def test_flash_puts_the_key_where_run_sim_monitor_and_broker_config_find_it(tmp_
     try:
         wait_line(proc, "signatures: checked with the keys of 1 board(s) from %s" % where)
         wait_line(proc, " open\n")
-        board = SerialBoard(pty_pair.b, board="ring-5", key=bytes.fromhex(cfg["key"])).open()
+        board = SerialBoard(pty_pair.b, board="ring-5", key=bytes.fromhex(cfg["key"]), table=TABLE).open()
         board.hello()
         wait_line(proc, "hello  boot b007")
         board.key = None  # the board's id without its key

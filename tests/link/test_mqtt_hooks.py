@@ -137,3 +137,52 @@ def test_the_will_is_published_retained_when_the_process_dies(mosquitto):
         if child.poll() is None:
             child.kill()
             child.wait(5)
+
+
+def test_a_filter_added_while_every_packet_id_is_in_flight_is_still_subscribed(mosquitto):
+    """A burst of QoS 1 commands takes every packet id the broker's receive maximum allows (the bridge's
+    first lights of its tables); a filter added then (the venue link, attached after start) waits for an
+    id instead of stopping the bridge with gmqtt's OverflowError, and its messages arrive."""
+    async def go():
+        t = MqttTransport(mosquitto.url, table="hooks-ids")
+        heard = []
+        await t.start()
+        try:
+            for i in range(100):  # no await between: none of their PUBACKs can come back meanwhile
+                t.publish_raw("hooks-ids/burst", b"%d" % i, qos=1)
+            t.subscribe_extra("hooks-ids/in", lambda topic, payload: heard.append(payload))
+            await until(lambda: not t._client.outbox and not t._client.sent, what="the burst acknowledged")
+            for _ in range(100):  # until the broker has the subscription: a message on it arrives
+                t.publish_raw("hooks-ids/in", b"hello", qos=1)
+                await asyncio.sleep(0.05)
+                if heard:
+                    break
+            assert heard[:1] == [b"hello"]
+        finally:
+            await t.stop()
+    asyncio.run(go())
+
+
+def test_a_client_that_hears_no_boards_subscribes_only_to_its_own_filters(mosquitto):
+    """The venue hub's connection: its extra filters, never the boards' frames (its login need not read them)."""
+    watch = Watcher(mosquitto, "battlement/hooks-quiet/#")
+    async def go():
+        t = MqttTransport(mosquitto.url)
+        t.hears_boards = False
+        heard = []
+        t.subscribe_extra("hooks-quiet/in", lambda topic, payload: heard.append(payload))
+        await t.start()
+        try:
+            t.publish_raw("battlement/hooks-quiet/b1/status", b"online", qos=1)
+            t.publish_raw("battlement/hooks-quiet/b1/up", b"hello b1 1 2 *00000000", qos=1)
+            t.publish_raw("hooks-quiet/in", b"marker", qos=1)  # after both, on the same connection
+            await until(lambda: heard == [b"marker"], what="the marker")
+            await until(lambda: len(watch.got) == 2, what="a watcher that hears the boards' topics")
+            assert t.counters["accepted"] == 0 and not t.online and not t.boards
+            assert sum(t.counters.values()) == 0
+        finally:
+            await t.stop()
+    try:
+        asyncio.run(go())
+    finally:
+        watch.close()

@@ -236,7 +236,7 @@ def test_allow_list_and_protocol_version_are_enforced(pty_pair):
         async with running(SerialTransport([pty_pair.a], allow=["tower-1"]), stranger, future) as t:
             stranger.hello()
             stranger.event()
-            future.write(wire.encode("hello", ("tower-1", 1, "9.0", 3, "tower", "cup-1:beam", 0, 0)))
+            future.write(wire.encode("hello", ("tower-1", 1, "9.0", wire.VERSION + 1, "tower", "cup-1:beam", 0, 0)))
             body = b"hello tower-1 1 0.1.0 1 tower cup-1:beam"  # a version 1 board: its hello had no acked
             future.write(body + b"*%08x\n" % crc32(body))
             future.hello()
@@ -254,7 +254,7 @@ def test_a_micropython_board_and_the_host_understand_each_other(pty_pair, microp
     script.write_text(
         "import sys\nsys.path.insert(0, %r)\nimport wire\n"
         "f = open(%r, 'r+b')\n"
-        "f.write(b'\\n' + wire.encode('hello', ('mp-1', 0x77, '0.1', 2, 'gate', 'door:presence', 0, 0)))\n"
+        "f.write(b'\\n' + wire.encode('hello', ('mp-1', 0x77, '0.1', wire.VERSION, 'gate', 'door:presence', 0, 0)))\n"
         "for seq in (1, 2, 3):\n"
         "    f.write(wire.encode('event', ('mp-1', 0x77, seq, 'door', 'presence', seq %% 2, seq * 100, 0)))\n"
         "while True:\n"

@@ -1,5 +1,5 @@
 """Signed frames: the codec's own HMAC-SHA256 (MicroPython has no hmac module) against CPython's,
-the MAC bound to the board's boot, keys files made 0600 and kept out of git, and a signed serial
+the MAC bound to the board's table, id and boot, keys files made 0600 and kept out of git, and a signed serial
 board end to end (an unsigned one is refused and counted as mac)."""
 
 import asyncio
@@ -35,32 +35,36 @@ def test_micropython_signs_byte_for_byte_what_cpython_verifies(micropython, tmp_
     script.write_text(
         "import sys\nsys.path.insert(0, %r)\nimport wire\n"
         "k = bytes(range(16))\n"
-        "f = wire.sign(wire.encode('event', ('tower-1', 0x5f3a9c, 12, 'cup-1', 'beam', 1, 834211, 8200)), k, 0x5f3a9c)\n"
+        "f = wire.sign(wire.encode('event', ('tower-1', 0x5f3a9c, 12, 'cup-1', 'beam', 1, 834211, 8200)), k, 'hall-1', "
+        "'tower-1', 0x5f3a9c)\n"
         "sys.stdout.write(f.decode())\n"
-        "print(wire.verify(f, k, 0x5f3a9c), wire.verify(f, k, 1), wire.hmac_sha256(b'k' * 100, b'abc').hex())\n"
+        "print(wire.verify(f, k, 'hall-1', 'tower-1', 0x5f3a9c), wire.verify(f, k, 'hall-1', 'tower-1', 1), "
+        "wire.hmac_sha256(b'k' * 100, b'abc').hex())\n"
         % str(pathlib.Path(wire.__file__).parent))
     out = subprocess.run([micropython, str(script)], capture_output=True, text=True, timeout=30, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     frame, check = out.stdout.splitlines(keepends=True)
-    assert wire.verify(frame.encode(), KEY, 0x5F3A9C)
+    assert wire.verify(frame.encode(), KEY, "hall-1", "tower-1", 0x5F3A9C)
     assert check.split() == ["True", "False", hmac.new(b"k" * 100, b"abc", hashlib.sha256).hexdigest()]
 
 
-def test_a_signed_frame_decodes_as_before_and_verifies_only_with_its_key_and_boot():
+def test_a_signed_frame_decodes_as_before_and_verifies_only_with_its_key_table_board_and_boot():
     frame = wire.encode("led", ("tower-1", 9, "ring", "pulse", 0xFF8000, 1200))
-    signed = wire.sign(frame, KEY, 0xB007)
+    signed = wire.sign(frame, KEY, "hall-1", "tower-1", 0xB007)
     assert signed.count(b" ~") == 1 and len(signed) == len(frame) + 18
     assert wire.decode(signed) == wire.decode(frame)
-    assert wire.verify(signed, KEY, 0xB007)
-    assert not wire.verify(signed, KEY, 0xB008)  # recorded during another boot
-    assert not wire.verify(signed, bytes(16), 0xB007)
-    assert not wire.verify(frame, KEY, 0xB007)  # unsigned
+    assert wire.verify(signed, KEY, "hall-1", "tower-1", 0xB007)
+    assert not wire.verify(signed, KEY, "hall-1", "tower-1", 0xB008)  # recorded during another boot
+    assert not wire.verify(signed, KEY, "hall-2", "tower-1", 0xB007)  # a copy of the table with the same keys
+    assert not wire.verify(signed, KEY, "hall-1", "tower-2", 0xB007)  # another board holding the same key
+    assert not wire.verify(signed, bytes(16), "hall-1", "tower-1", 0xB007)
+    assert not wire.verify(frame, KEY, "hall-1", "tower-1", 0xB007)  # unsigned
     i = signed.index(b"~") + 1
     for k in range(16):  # any digit of the MAC changed (and the CRC made right again)
         body = bytearray(signed[:signed.rindex(b"*")])
         body[i + k] = ord("0") if body[i + k] != ord("0") else ord("1")
         again = bytes(body) + b"*%08x\n" % wire.crc32(bytes(body))
-        assert wire.decode(again) and not wire.verify(again, KEY, 0xB007)
+        assert wire.decode(again) and not wire.verify(again, KEY, "hall-1", "tower-1", 0xB007)
 
 
 def test_keys_file_is_private_stable_and_ignored_by_git(tmp_path):
@@ -122,6 +126,6 @@ def test_a_signed_serial_board_is_heard_and_an_unsigned_one_is_refused(pty_pair)
 @pytest.mark.parametrize("typ", ["event", "hello", "ping"])
 def test_signing_costs_18_bytes_and_fits_the_frame(typ):
     fields = {"event": ("tower-1", 1, 1, "cup-1", "beam", 1, 0, 0),
-              "hello": ("tower-1", 1, "1.0", 2, "tower", "-", 0, 0), "ping": ("tower-1", 1)}[typ]
+              "hello": ("tower-1", 1, "1.0", wire.VERSION, "tower", "-", 0, 0), "ping": ("tower-1", 1)}[typ]
     f = wire.encode(typ, fields)
-    assert len(wire.sign(f, KEY, 1)) == len(f) + 18
+    assert len(wire.sign(f, KEY, "hall-1", "tower-1", 1)) == len(f) + 18

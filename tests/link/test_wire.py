@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 WIRE_PY = pathlib.Path(wire.__file__)
 
 SAMPLES = {
-    "hello": ("tower-1", 0xDEADBEEF, "1.2.0", 2, "tower", "cup-1:beam,tilt-a:tilt,hand:presence", 17, 40),
+    "hello": ("tower-1", 0xDEADBEEF, "1.2.0", wire.VERSION, "tower", "cup-1:beam,tilt-a:tilt,hand:presence", 17, 40),
     "event": ("tower-1", 0xDEADBEEF, 42, "cup-1", "beam", 1, 2**30 - 1, 8123),
     "beat": ("tower-1", 0xDEADBEEF, 61000, 0, 3, 1, 2),
     "ack": ("tower-1", 7),
@@ -22,6 +22,7 @@ SAMPLES = {
     "config": ("tower-1", 10, "beam.min_us", "1500"),
     "ping": ("tower-1", 11),
     "evack": ("tower-1", 0xDEADBEEF, 42),
+    "status": ("tower-1", 0xDEADBEEF, 3, "offline"),
 }
 
 

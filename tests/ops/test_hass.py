@@ -105,6 +105,11 @@ def ha(mosquitto_fresh):
     h.close()
 
 
+def versions(configs: dict) -> dict:
+    """A board's config topic -> its device's sw_version (None: not said yet)."""
+    return {t: c["device"].get("sw_version") for t, c in configs.items() if "/binary_sensor/" in t}
+
+
 def render(template: str, payload: bytes):
     """Home Assistant's template, for the two forms the discovery uses."""
     m = TEMPLATE.match(template)
@@ -188,7 +193,7 @@ def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_
             assert sorted(c for c, _ in by_id.values()).count("event") == 2
             for _comp, cfg in by_id.values():
                 assert cfg["availability"][0]["topic"] == avail
-            # every state topic is published (the boards' status retained by the boards themselves)
+            # every state topic is published (the boards' links by the bridge, as it took their status)
             sim = b.sims["ha-ringo"]
             await until(lambda: all(sim.led_of(o) for o in sim.tmap.objects), what="Ringo lit")
             await until(lambda: {(maps[0].table, x) for x in maps[0].boards} <= set(b.transports[0].boards),
@@ -196,8 +201,9 @@ def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_
             for uid, (comp, cfg) in by_id.items():
                 if comp != "event":
                     await until(lambda cfg=cfg: ha.last(cfg["state_topic"]) is not None, what="state of " + uid)
-            board_online = by_id["battlement-ha-ringo-castle-online"][1]
-            assert ha.last(board_online["state_topic"]) == board_online["payload_on"].encode()
+            board_online = by_id["battlement-ha-ringo-castle-online"][1]  # as the bridge took it (within 0.5 s)
+            await until(lambda: ha.last(board_online["state_topic"]) == board_online["payload_on"].encode(),
+                        what="the castle board online, as the bridge vouches")
 
             # Ringo: a piece lifted from b5 and put on b4 is a move; the turn passes to the defenders
             game = by_id["battlement-ha-ringo-game"][1]
@@ -255,6 +261,8 @@ def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fres
         bridge = Bridge([ringo_table("ha-birth")], str(tmp_path / "j.sqlite"), mqtt=broker.url, simulate=True)
         async with running(bridge) as b:
             await until(lambda: len(ha.configs()) == 3 + len(b.tmaps["ha-birth"].boards), what="discovery")
+            # each board's device again with its firmware once its hello came: the picture is whole after that
+            await until(lambda: set(versions(ha.configs()).values()) == {"sim-1"}, what="every board's firmware")
             first = ha.configs()
             sent = b.hass.counters["discovery-sent"]
             ha.clear()
@@ -284,10 +292,11 @@ def test_the_bridges_availability_goes_offline_when_it_is_killed_and_its_ids_sta
     assert "Home Assistant: discovery under homeassistant/" in bp.output()
     avail = hass.availability_topic(hass.bridge_id(["ringo"]))
     deadline = time.monotonic() + 10
-    while (ha.last(avail) != b"online" or len(ha.configs()) < 3) and time.monotonic() < deadline:
+    while (ha.last(avail) != b"online" or len(ha.configs()) < 3 or set(versions(ha.configs()).values()) != {"sim-1"}) \
+            and time.monotonic() < deadline:
         time.sleep(0.05)
     assert ha.last(avail) == b"online"
-    first = ha.configs()
+    first = ha.configs()  # each board's device with the firmware its hello said: the restart sends it from the journal
     bp.kill9()
     while ha.last(avail) != b"offline" and time.monotonic() < deadline + 10:
         time.sleep(0.05)

@@ -139,7 +139,7 @@ def test_metrics_hold_no_secret_of_a_side(bridge_process):
     for (name, labels) in after:
         assert name.startswith("battlement_"), name
         for k, v in labels:
-            assert k in ("transport", "reason", "what", "table", "board", "le"), (name, k)
+            assert k in ("transport", "reason", "what", "table", "board", "firmware", "le"), (name, k)
             assert re.fullmatch(r"[a-z0-9.+-]*|\+Inf", v), (name, k, v)
     host.close()
 

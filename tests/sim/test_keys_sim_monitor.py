@@ -47,7 +47,7 @@ def test_monitor_with_the_keys_checks_every_mac_and_acknowledges_nothing(pty_pai
     try:
         wait_line(proc, "signatures: checked with the keys of 1 board(s)")
         wait_line(proc, " open\n")
-        board = SerialBoard(pty_pair.b, key=KEY).open()
+        board = SerialBoard(pty_pair.b, key=KEY, table="hall").open()  # its MACs bind its table, as flashed
         board.hello()
         board.event(sensor="cup-1")
         wait_line(proc, "event  #1 cup-1 beam")
@@ -86,14 +86,14 @@ def test_sim_signs_with_the_tables_keys_file(tmp_path):
         port = next(x.split()[1] for x in lines if x.strip().endswith("# board %s" % board))
         fd = os.open(port, os.O_RDWR | os.O_NOCTTY)
         try:
-            os.write(fd, wire.sign(wire.encode("ping", (board, 1)), KEY, 0))  # asks for its hello
+            os.write(fd, wire.sign(wire.encode("ping", (board, 1)), KEY, "ringo", board, 0))  # asks for its hello
             got, deadline = b"", time.monotonic() + 10
             while b"\n" not in got and time.monotonic() < deadline:
                 if select.select([fd], [], [], 0.2)[0]:
                     got += os.read(fd, 4096)
             hello = got.split(b"\n")[0] + b"\n"
             typ, fields = wire.decode(hello)
-            assert typ == "hello" and wire.verify(hello, KEY, fields[1])
+            assert typ == "hello" and wire.verify(hello, KEY, "ringo", board, fields[1])
         finally:
             os.close(fd)
     finally:

@@ -12,13 +12,14 @@ import time
 
 import paho.mqtt.client as mqtt
 from battlement.link import wire
-from battlement.link.messages import Beat, Event, Hello, Reply, up_frame
+from battlement.link.messages import Beat, Event, Hello, Reply, status_payload, up_frame
 
 
 class _Outbox:
-    def __init__(self, board, boot, sensors, key=None):
+    def __init__(self, board, boot, sensors, key=None, table=None):
         self.board = board
         self.key = key  # signing key: frames signed and host frames checked, as the firmware does
+        self.table = table  # the table id its MACs bind (a serial board's too: the one its key came with)
         self.msgid = 0
         self.forged = 0  # host frames refused: bad MAC, or a command played back
         self.boot = boot
@@ -42,7 +43,11 @@ class _Outbox:
                                           self.sensors, None, acked, self.msgid)))
 
     def signed(self, frame):
-        return wire.sign(frame, self.key, self.boot) if self.key else frame
+        return wire.sign(frame, self.key, self.table, self.board, self.boot) if self.key else frame
+
+    def status(self, up, session=0):
+        """Its MQTT status (or will): signed for this boot and link session with a key, as the firmware's."""
+        return status_payload(self.board, self.boot, session, up, self.key, self.table)
 
     def event_frame(self, sensor=None, value=1, width_us=8000, kind=None):
         sensor = sensor or min(self.sensors)
@@ -62,8 +67,8 @@ class _Outbox:
         """Act on one down frame like firmware: trim on evack, answer ping (ack + hello) and commands (ack)."""
         typ, fields = wire.decode(line)
         replies = []
-        if self.key and not (wire.verify(line, self.key, self.boot)
-                             or (typ == "ping" and wire.verify(line, self.key, 0))):
+        if self.key and not (wire.verify(line, self.key, self.table, self.board, self.boot)
+                             or (typ == "ping" and wire.verify(line, self.key, self.table, self.board, 0))):
             self.forged += 1
             return replies
         if self.key and typ in ("led", "config"):
@@ -100,8 +105,8 @@ class _Outbox:
 class SerialBoard(_Outbox):
     """A board on one end of a pty pair. Call pump() to read and answer what the host sent."""
 
-    def __init__(self, path, board="tower-1", boot=0xB007, sensors=None, answer=True, key=None):
-        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"}, key)
+    def __init__(self, path, board="tower-1", boot=0xB007, sensors=None, answer=True, key=None, table=None):
+        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"}, key, table)
         self.path = path
         self.answer = answer
         self.fd = None
@@ -170,12 +175,12 @@ class MqttBoard(_Outbox):
     def __init__(self, port, table, board="tower-1", boot=0xB007, sensors=None, host="127.0.0.1", tls=None,
                  key=None):
         """tls: an ssl.SSLContext to connect with (the broker then speaks TLS only)."""
-        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"}, key)
-        self.table = table
+        _Outbox.__init__(self, board, boot, sensors or {"cup-1": "beam", "tilt-1": "tilt"}, key, table)
         self.base = "battlement/%s/%s/" % (table, board)
         self.connected = threading.Event()
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="board-%s-%s" % (table, board))
-        c.will_set(self.base + "status", b"offline", qos=1, retain=True)
+        self.session = 0  # this connection's number: its status and will are signed for it
+        c.will_set(self.base + "status", self.status(False, 0), qos=1, retain=True)
         c.reconnect_delay_set(1, 2)
         if tls is not None:
             c.tls_set_context(tls)
@@ -211,7 +216,9 @@ class MqttBoard(_Outbox):
         if hasattr(sock, "setsockopt"):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client.subscribe(self.base + "down", qos=1)
-        client.publish(self.base + "status", b"online", qos=1, retain=True)
+        client.publish(self.base + "status", self.status(True, self.session), qos=1, retain=True)
+        self.session += 1  # paho connects again with the will set now: the next session's
+        client.will_set(self.base + "status", self.status(False, self.session), qos=1, retain=True)
         # After every (re)connect: introduce ourselves, then resend whatever is unacknowledged.
         client.publish(self.base + "up", self.hello_frame(), qos=1)
         for frame in self.unacked():

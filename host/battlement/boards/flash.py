@@ -8,7 +8,8 @@
 Steps: check the pin map (hardware/boards/<id>.json unless --map), compile every
 module with mpy-cross for the board's CPU, write config.json, then one mpremote
 session removes stale copies, copies the files and resets the board. MicroPython
-itself must already be on the board (docs/flashing.md).
+itself must already be on the board, or come from --image FILE first (battlement.boards.image:
+esptool or a UF2 copy, the image's SHA-256 checked; docs/flashing.md).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import pathlib
 import shlex
 import shutil
 import subprocess
+import time
 
 from battlement.boards import firmware as fwbuild
-from battlement.boards import hardware
+from battlement.boards import hardware, image
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
 from battlement.link.transport.mqtt.names import SEP, check_id, login
@@ -43,8 +45,10 @@ def _check_login(user: str | None, table: str, board: str) -> None:
                         % (user, t, b, board, table, login(table, board)))
 
 
-def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
-    """Check everything and work out the steps: (config, build dir, mpy-cross commands, mpremote command)."""
+def plan(args, port_now: bool = True) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
+    """Check everything and work out the steps: (config, build dir, mpy-cross commands, mpremote command).
+
+    port_now: the port must be there now (not when MicroPython is to be installed first: --image)."""
     if not args.board:
         raise UserError(
             "--board (BOARD=) is missing: give the board profile, one of %s"
@@ -55,7 +59,8 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
         raise UserError(
             "--port (PORT=) is missing: the board's serial port, e.g. /dev/ttyACM0 (see `mpremote devs`)"
         )
-    if args.port.startswith("/") and not getattr(args, "dry_run", False) and not os.path.exists(args.port):
+    if (args.port.startswith("/") and port_now and not getattr(args, "dry_run", False)
+            and not os.path.exists(args.port)):
         # before anything is compiled: a board not plugged in is the usual reason
         raise UserError("--port %s: no such serial port; is the board plugged in (with a data cable)? "
                         "`mpremote devs` lists the ports" % args.port)
@@ -77,13 +82,6 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
             % (path, m["profile"], args.board)
         )
     mqtt = wifi = None
-    if m.get("transport") == "mqtt" and not args.mqtt:
-        # Flashed as it stands, the board would boot with no broker and no Wi-Fi to reach it.
-        raise UserError(
-            "%s says transport mqtt, so the board needs --mqtt URL --table TABLE --wifi-ssid SSID "
-            "[--wifi-password PW] (the broker it reports to and the Wi-Fi it reaches it over); "
-            "or set \"transport\": \"serial\" in the map for USB" % path
-        )
     if args.mqtt:
         from battlement.link.transport.mqtt import check_ca, parse_url
 
@@ -119,10 +117,18 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
     elif args.wifi_ssid:
         raise UserError("--wifi-ssid only means something with --mqtt URL (the broker the board publishes to)")
     cfg = hardware.board_config(m, args.id, mqtt, wifi)
+    if m.get("transport") == "mqtt" and not args.mqtt:
+        # No broker or Wi-Fi yet: the board talks over USB until `battlement provision` gives it both (Improv).
+        cfg["transport"] = "serial"
+        args.network_later = True  # run() says so
     # The board's signing key: kept in its table's keys file (battlement.link.keys, made 0600 if missing),
     # where every command finds it, the same one on every reflash so the bridge keeps recognising the board.
+    # Boot counts start above this clock (firmware/bootcount.py): a board whose flash was erased begins past
+    # every boot the host has seen of it.
+    cfg["boots_from"] = int(time.time())
     if args.table:
         check_id("table", args.table)
+        cfg["table"] = args.table  # the board's MACs are bound to its table (docs/protocol.md)
         keys_path = boardkeys.path_of(args.table, getattr(args, "keys_dir", None))
         have = boardkeys.load(keys_path).get(args.id)
         if args.dry_run:
@@ -139,9 +145,11 @@ def plan(args) -> tuple[dict, pathlib.Path, list[list[str]], list[list[str]]]:
         dst = out / (src.stem + ".mpy")
         compiles.append([fwbuild.mpy_cross(), "-march=" + prof["mpy_march"], "-o", str(dst), str(src)])
         files.append(dst)
+    files.append(out / (fwbuild.VERSION_MODULE + ".py"))  # the version its hello says (written by run())
     files.append(out / "config.json")
-    # A module's old .py copy on the board would be imported instead of the new .mpy.
-    stale = sorted(p.stem + ".py" for p in fwbuild.firmware_modules() if p.name != "main.py")
+    # A module's old .py copy on the board would be imported instead of the new .mpy; an update's pointer
+    # (fwset, firmware/ota.py) would start the set it swapped in instead of this one.
+    stale = sorted(p.stem + ".py" for p in fwbuild.firmware_modules() if p.name != "main.py") + ["fwset"]
     clean = "import os; have = os.listdir(); [os.remove(f) for f in %r if f in have]" % (stale,)
     mp = [_mpremote(), "connect", args.port, "exec", clean, "+", "cp", *map(str, files), ":", "+", "reset"]
     return cfg, out, compiles, [mp]
@@ -169,10 +177,16 @@ def _shown(cfg: dict) -> str:
 
 
 def run(args) -> int:
-    cfg, out, compiles, mp = plan(args)
+    # --image: MicroPython itself first (battlement.boards.image), its hash and chip checked before anything
+    inst = image.plan(args) if getattr(args, "image", None) else None
     say = print
+    if inst is not None and not args.id:
+        return _install_only(inst, args, say)
+    cfg, out, compiles, mp = plan(args, port_now=inst is None)
     if args.dry_run:
         say("# dry run: nothing is written and the board is not touched")
+    for step in inst.steps() if inst else ():
+        say(step)
     say("mkdir -p %s" % shlex.quote(str(out)))
     for c in compiles:
         say(shlex.join(c))
@@ -183,14 +197,25 @@ def run(args) -> int:
                            if args.table else "OFF: no --table, so no key; the board signs nothing"))
     for c in mp:
         say(shlex.join(c))
+    if getattr(args, "network_later", False):
+        say("# network: none yet (%s says mqtt): the board talks over USB until `battlement provision %s --broker "
+            "HOST --table TABLE` gives it Wi-Fi and its broker (docs/flashing.md)" % (args.id, args.port))
+    if args.table:  # the fleet's "flashed" (`battlement boards`), beside the board's key
+        say("# then: %s records board %s flashed now with firmware %s over %s"
+            % (boardkeys.path_of(args.table, getattr(args, "keys_dir", None)), args.id, fwbuild.version(),
+               cfg.get("transport", "serial")))
     if args.dry_run:
         return 0
+    if inst is not None:
+        image.write(inst, say)
+        image.wait_port(inst, args.port)
     out.mkdir(parents=True, exist_ok=True)
     for c in compiles:
         p = subprocess.run(c, capture_output=True, text=True, check=False)
         if p.returncode != 0:
             raise UserError("mpy-cross failed on %s: %s" % (c[-1], (p.stderr or p.stdout).strip()))
     shutil.copyfile(fwbuild.FIRMWARE / "main.py", out / "main.py")
+    fwbuild.write_version(out)
     (out / "config.json").write_text(json.dumps(cfg))
     for c in mp:
         rc = subprocess.run(c, check=False).returncode
@@ -200,6 +225,9 @@ def run(args) -> int:
                 "(docs/flashing.md) and no other program (monitor, bridge, screen) holding the port?"
                 % (args.port, rc)
             )
+    if args.table:
+        boardkeys.record_flash(boardkeys.path_of(args.table, getattr(args, "keys_dir", None)), args.id,
+                               fwbuild.version(), cfg.get("transport", "serial"), time.time())
     say(
         "flashed %s on %s: it resets, then says hello; watch it with `battlement monitor --serial %s`"
         % (args.id, args.port, args.port)
@@ -207,3 +235,13 @@ def run(args) -> int:
     return 0
 
 
+def _install_only(inst: image.Install, args, say) -> int:
+    """--image without --id: MicroPython alone."""
+    if args.dry_run:
+        say("# dry run: nothing is written and the board is not touched")
+    for step in inst.steps():
+        say(step)
+    if not args.dry_run:
+        image.write(inst, say)
+    say("next: battlement flash --board %s --port PORT --id BOARD (the firmware and the board's config)" % args.board)
+    return 0

@@ -67,6 +67,8 @@ ONLY_FOR = {
 
 TOP_KEYS = {"board", "profile", "role", "transport", "muxes", "sensors", "leds", "wifi", "mqtt", "serial", "comment"}
 TOP_KEYS |= {"key"}  # signing key (hex), written by `battlement flash` from the keys file
+TOP_KEYS |= {"table", "boots_from"}  # the table its MACs bind; the least boot count (firmware/bootcount.py)
+TOP_KEYS |= {"console"}  # an MQTT board's USB console on the unix port: a tty path (Improv, firmware/improv.py)
 SENSOR_KEYS = {"id", "kind", "pin", "lower", "mux", "channel", "active", "pull", "min_pulse_us", "lockout_ms", "block_ms"}
 SENSOR_KEYS |= {"settle_ms", "comment"}
 
@@ -185,7 +187,7 @@ def _check_settings(obj: dict, where: str, problems: list[str]) -> None:
                 )
 
 
-FIRMWARE_VERSION = "0.1.0-dev"  # firmware/app.py's FIRMWARE is "0.1.0": room for a suffix
+FIRMWARE_VERSION = "0.1.0-000000"  # as long as a build's (boards/firmware.py version(): release and hash)
 
 
 def hello_bytes(board: str, role: str, listing: str) -> int:

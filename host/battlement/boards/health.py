@@ -4,6 +4,9 @@ beams, the widths of its recent breaks beside the threshold the firmware counts 
 (min_pulse_us), so a builder sees a badly aligned beam (breaks near or under the line), and whether
 it is blocked now (dark longer than any ball: "cup-green-3 is blocked"). Boards heard that
 no map lists are shown apart. The bridge feeds it (hello, event) and asks it for the report.
+The report also carries the fleet: each board's facts from the registry (boards/registry.py: key,
+transport, firmware, flashed, first and last seen, highest boot) for every board of every table served,
+also those a keys file or the journal knows that no map lists; the page shows them on the cards too.
 """
 
 from __future__ import annotations
@@ -11,13 +14,16 @@ from __future__ import annotations
 import collections
 import json
 import time
+from collections.abc import Callable
 
+from battlement.boards import registry
 from battlement.boards.hardware import BOARDS
 from battlement.link.transport.base import in_order
 from battlement.link.wire import BLOCKED
 
 RECENT_WIDTHS = 24  # breaks kept per beam for the plot
 DEFAULT_MIN_PULSE_US = 1000  # firmware/app.py DEFAULTS["min_pulse_us"]
+RECORDS_EVERY = 5.0  # s between looks at the journal's board records: this run's hellos and beats are newer
 
 
 def beam_thresholds(board: str) -> dict[str, int]:
@@ -34,15 +40,54 @@ def beam_thresholds(board: str) -> dict[str, int]:
 
 
 class BoardWatch:
-    def __init__(self):
+    def __init__(self, records: Callable[[], list[dict]] = list, keys: dict | None = None):
+        """records: the journal's board records (Journal.board_records); keys: table -> its TableKeys, as the
+        bridge found them (the same dict: a table switched to another map keeps its keys)."""
         self.hellos: dict[tuple, dict] = {}  # (table, board) -> its last hello
         self.sensed: dict[tuple, dict] = {}  # (table, board, sensor) -> last trigger, recent beam widths
         self._thresholds: dict[str, dict[str, int]] = {}
         self._kinds: dict[tuple, dict[str, str]] = {}  # (table, map, board) -> sensor kinds (the map asks the game)
+        self._records_of, self.keys = records, keys if keys is not None else {}
+        self._records: dict[tuple, dict] = {}
+        self._records_at = -RECORDS_EVERY
+        self._pins: dict[str, str | None] = {}  # board -> its pin map's transport (read once)
 
-    def hello(self, table: str, msg) -> None:
+    def hello(self, table: str, msg) -> bool:
+        """Note a board's hello; True if it runs another firmware than was known of it (Home Assistant's
+        sw_version follows)."""
+        before = self.firmware_of(table, msg.board)
         self.hellos[(table, msg.board)] = {"at": time.time(), "boot": "%x" % msg.boot, "firmware": msg.firmware,
                                            "profile": msg.profile, "sensors": dict(msg.sensors)}
+        return self.firmware_of(table, msg.board) != before
+
+    def records(self) -> dict[tuple, dict]:
+        """(table, board) -> the journal's record of it, read again at most every RECORDS_EVERY."""
+        if time.monotonic() - self._records_at >= RECORDS_EVERY:
+            self._records = {(r["table"], r["board"]): r for r in self._records_of()}
+            self._records_at = time.monotonic()
+        return self._records
+
+    def firmware_of(self, table: str, board: str) -> str | None:
+        """The firmware the board runs, as far as anyone knows: this run's hello, else the journal's, else
+        what `battlement flash` wrote (whichever is newest: registry.newest_firmware)."""
+        tk = self.keys.get(table)
+        done = tk.flashed.get(board) if tk is not None else None
+        h = self.hellos.get((table, board))
+        if h is not None:
+            return registry.newest_firmware(h["firmware"], h["at"], done)
+        r = self.records().get((table, board), {})
+        return registry.newest_firmware(r.get("firmware"), r.get("last_seen"), done)
+
+    def fleet(self, tmaps: dict, transports: list, names: dict, beats: dict) -> list[dict]:
+        """The registry's entry of every board of every table served, with what this run heard of it."""
+        out = []
+        for e in registry.fleet(tmaps, tmaps, self.keys, list(self.records().values()), self._pins):
+            key = (e["table"], e["board"])
+            e = registry.seen_now(e, self.hellos.get(key), (beats.get(key) or {}).get("at"))
+            e["state"], t, _since = self.state(e["table"], e["board"], transports)
+            e["link"] = None if t is None else names.get(id(t), type(t).__name__)
+            out.append(e)
+        return out
 
     def event(self, table: str, ev) -> None:
         key = (table, ev.board, ev.sensor)
@@ -93,7 +138,8 @@ class BoardWatch:
         return out
 
     def report(self, tmaps: dict, transports: list, names: dict, beats: dict) -> dict:
-        """{"boards": one entry per mapped board, "unknown": boards heard that no map lists}."""
+        """{"boards": one entry per mapped board, "unknown": boards heard that no map lists, "fleet": the
+        registry's facts of every board of the tables served}."""
         out = []
         for table in sorted(tmaps):
             tmap = tmaps[table]
@@ -132,5 +178,6 @@ class BoardWatch:
                                 "table": h.table, "online": bool(t.online.get(key)),
                                 "words": "board %s%s on %s is on no table map this bridge serves" % (
                                     board, " (table %s)" % h.table if h.table else "", names.get(id(t), "?"))})
-        return {"boards": out, "unknown": unknown}
+        # the registry's facts of every board served: the fleet view, and a line on each board's card
+        return {"boards": out, "unknown": unknown, "fleet": self.fleet(tmaps, transports, names, beats)}
 

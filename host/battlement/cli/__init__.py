@@ -16,9 +16,13 @@ COMMAND_MODULES = (
     "battlement.cli.monitor",  # monitor: live decoded events and counters
     "battlement.cli.hardware",  # hardware check, profiles, draw
     "battlement.cli.flash",  # flash a board
+    "battlement.cli.update",  # update: firmware over the air to MQTT boards
+    "battlement.cli.boards",  # boards: the fleet, one line a board
     "battlement.cli.run",  # run: the bridge beside the table
+    "battlement.cli.venue",  # venue: a venue's hub, its tournaments and pages
     "battlement.cli.sim",  # sim: virtual boards speaking the real protocol
     "battlement.cli.broker",  # broker-config: Mosquitto password file and ACL for a table
+    "battlement.cli.provision",  # provision: Wi-Fi, broker and table onto a flashed board (Improv)
     "battlement.cli.service",  # service install: a systemd unit
 )
 

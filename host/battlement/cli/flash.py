@@ -14,7 +14,9 @@ def register(subparsers) -> None:
         help="install the firmware and a board's config on a MicroPython board",
         description="Check the board's pin map, compile the firmware with mpy-cross for its CPU, write its "
         "config.json and copy everything with mpremote, then reset it. MicroPython must already be "
-        "installed on the board (docs/flashing.md). Serial link by default; --mqtt switches to Wi-Fi + MQTT.",
+        "installed on the board, or given with --image (installed first, its SHA-256 checked; without --id only "
+        "MicroPython goes on). Serial link by default; --mqtt switches to Wi-Fi + MQTT, or `battlement provision` "
+        "gives a flashed board its Wi-Fi and broker later (docs/flashing.md).",
     )
     p.add_argument(
         "--board", required=False, default="", help="board profile: %s" % ", ".join(hardware.profile_names())
@@ -41,5 +43,11 @@ def register(subparsers) -> None:
     p.add_argument("--wifi-ssid", help="Wi-Fi network the board joins (with --mqtt)")
     p.add_argument("--wifi-password", help="Wi-Fi password (stored only in the board's config.json)")
     boardkeys.add_argument(p)
+    p.add_argument("--image", metavar="FILE", help="install MicroPython from this image first: a .bin for the "
+                   "ESP32-S3 (esptool: erase, write), a .uf2 for a Pico W in BOOTSEL mode (copied onto its drive)")
+    p.add_argument("--sha256", metavar="HEX", help="the SHA-256 the image must have (default: FILE.sha256 beside it); "
+                   "a mismatch is refused before anything is written")
+    p.add_argument("--drive", metavar="DIR", help="where the Pico's RPI-RP2 drive is mounted, or a folder above it "
+                   "(default: looked for under /media and /run/media)")
     p.add_argument("--build-dir", help="where the compiled files go (default firmware/build/<id>)")
     p.set_defaults(func=run)

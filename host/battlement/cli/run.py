@@ -26,6 +26,8 @@ from battlement.table import setaside
 from battlement.table.journal import Journal
 from battlement.table.journallock import replace_if_damaged
 from battlement.table.maps import TableMap, for_game, load
+from battlement.venue import key as venuekey
+from battlement.venue import tablelink
 from battlement.web import onboarding
 
 
@@ -47,6 +49,9 @@ async def serve(args) -> int:
     t0 = time.monotonic()
     maps, given = table_options(_tables(args), args.option)  # a wrong map or option is one line, before anything starts
     _bind(args.host, args.port).close()  # a busy port too is one line, before anything starts
+    if args.venue and not args.mqtt:
+        raise UserError("--venue %s needs --mqtt: the venue's hub reaches its tables over the broker" % args.venue)
+    venue_key = venuekey.load(args.venue, args.keys_dir) if args.venue else None  # a missing key: one line, now
     sound = Sound(args.sound, args.sound_dir, args.voice, args.volume)
     if args.new_journal:  # a damaged journal moves aside (said in the log) and the bridge makes a new one
         replace_if_damaged(args.journal)
@@ -54,6 +59,8 @@ async def serve(args) -> int:
                     args.tls, args.tls_ca, args.simulate, sound, args.throw_timeout, args.host_code,
                     args.hass_prefix if args.hass else None, keys_dir=args.keys_dir, resume=args.resume)
     await bridge.start()
+    if venue_key is not None:  # the hub's match starts come in, the results go out (venue/tablelink.py)
+        tablelink.attach(bridge, args.venue, venue_key)
     app = create_app(bridge)
     # a page's action is a few hundred bytes; up to 1 MiB is answered in words, beyond it the frame is refused
     config = uvicorn.Config(app, host=args.host, port=args.port, log_config=None, lifespan="off",
@@ -109,6 +116,9 @@ async def serve(args) -> int:
     if args.mqtt:
         print("  Home Assistant: %s" % ("discovery under %s/ (availability %s)" % (bridge.hass.prefix, bridge.hass.avail)
                                         if bridge.hass else "off (--no-hass)"))
+    if args.venue:
+        print("  venue:      %s (its matches come from the venue's hub; key %s)"
+              % (args.venue, venuekey.path_of(args.venue, args.keys_dir)))
     if hint:
         print("  note:       " + hint)
     print("  journal:    %s%s" % (args.journal, "   boards: simulated" if args.simulate else ""))
@@ -193,6 +203,9 @@ def register(sub) -> None:
     p.add_argument("--hass-prefix", default=hass.DEFAULT_PREFIX, metavar="PREFIX",
                    help="with --mqtt: Home Assistant's discovery prefix (default %(default)s, as Home Assistant's "
                         "MQTT integration expects unless changed there)")
+    p.add_argument("--venue", metavar="ID",
+                   help="with --mqtt: take part in venue ID: its hub starts matches on these tables and gets each "
+                        "result, signed with the venue key <keys dir>/ID.venue-key.toml (the hub's file, copied here)")
     p.add_argument("--simulate", action="store_true",
                    help="simulated boards (no hardware); the page's sensor buttons act as the sensors")
     p.add_argument("--host", default="127.0.0.1", help="address to serve the page on (default 127.0.0.1)")

@@ -28,7 +28,7 @@ LATE = "late"  # filled an earlier gap: apply it
 DUP = "dup"  # already applied: drop it (counted as stale-seq)
 
 GAP_WINDOW = 8192  # above any board's outbox (firmware: 128, the tests' 1024; protocol rule 5): only those are safe to give up
-PAST_BOOTS = 4  # earlier boots remembered per board
+PAST_BOOTS = 4  # earlier boots remembered per board (a signing board's are refused before: transport/boots.py)
 
 
 class _Track:

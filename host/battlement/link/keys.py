@@ -14,6 +14,11 @@ repository is a key for everyone.
     [keys]
     tower-1 = "5f0c...32 hex digits"
 
+    [flashed.tower-1]             # what `battlement flash` last put on the board (battlement boards shows it)
+    at = 2025-05-01T18:30:00Z
+    firmware = "0.1.0"
+    transport = "mqtt"
+
 With a keys file, every frame to and from the table's boards carries a MAC (wire.sign/verify); a table
 without one is unsigned, and every command says so. A table map may turn signing off for its serial
 boards (a private USB hub, no broker):
@@ -25,6 +30,8 @@ boards (a private USB hub, no broker):
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import json
 import os
 import pathlib
 import re
@@ -38,6 +45,7 @@ KEY_BYTES = 16  # 128-bit keys
 _HEX = re.compile(r"^[0-9a-f]{32,128}$")
 DEFAULT_DIR = pathlib.Path(__file__).resolve().parents[3] / "hardware" / "tables"
 SUFFIX = ".keys.toml"
+TRANSPORTS = ("serial", "mqtt")  # how a board is flashed to reach the bridge
 
 
 def add_argument(parser) -> None:
@@ -72,9 +80,18 @@ def check_private(path: pathlib.Path) -> None:
 
 def load(path: str | os.PathLike) -> dict[str, bytes]:
     """board id -> key; {} if there is no keys file."""
-    p = pathlib.Path(path)
+    return _read(pathlib.Path(path))[0]
+
+
+def flashed(path: str | os.PathLike) -> dict[str, dict]:
+    """board id -> what `battlement flash` last recorded of it: {"at" (unix seconds), "firmware", "transport"};
+    {} for a file written before flash recorded them, or no file."""
+    return _read(pathlib.Path(path))[1]
+
+
+def _read(p: pathlib.Path) -> tuple[dict[str, bytes], dict[str, dict]]:
     if not p.exists():
-        return {}
+        return {}, {}
     check_private(p)
     try:
         with open(p, "rb") as f:
@@ -89,7 +106,18 @@ def load(path: str | os.PathLike) -> dict[str, bytes]:
         if not isinstance(key, str) or not _HEX.match(key):
             raise UserError("%s: key of board %s must be 32-128 lowercase hex digits" % (p, board))
         out[board] = bytes.fromhex(key)
-    return out
+    done = data.get("flashed", {})
+    if not isinstance(done, dict) or not all(isinstance(r, dict) for r in done.values()):
+        raise UserError("%s: [flashed.<board>] must be tables of at, firmware and transport" % p)
+    records = {}
+    for board, r in done.items():
+        at, firmware, transport = r.get("at"), r.get("firmware"), r.get("transport")
+        if not isinstance(at, datetime.datetime) or at.tzinfo is None or not isinstance(firmware, str) \
+                or transport not in TRANSPORTS:
+            raise UserError("%s: [flashed.%s] needs at = <UTC time, e.g. 2025-05-01T18:30:00Z>, firmware = "
+                            "\"<version>\" and transport = \"serial\" or \"mqtt\"" % (p, board))
+        records[board] = {"at": at.timestamp(), "firmware": firmware, "transport": transport}
+    return out, records
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +128,7 @@ class TableKeys:
     path: pathlib.Path
     keys: dict[str, bytes]  # board -> key; {}: the table is unsigned
     serial: bool = True  # False: its map says [signing] serial = false
+    flashed: dict[str, dict] = dataclasses.field(default_factory=dict)  # board -> what flash recorded (flashed())
 
     def on(self, mqtt: bool) -> dict[str, bytes]:
         """The keys its boards sign with on MQTT (mqtt) or on serial."""
@@ -129,7 +158,8 @@ def of_table(table: str, table_map: str | os.PathLike | None = None,
         if beside.exists() and here not in (DEFAULT_DIR.resolve(), directory(keys_dir).resolve()):
             raise UserError("%s holds board keys, but table %s's keys are read from %s (every command finds them "
                             "there): move the file there, or give --keys-dir %s" % (beside, table, path, here))
-    return TableKeys(table, path, load(path), serial_signing(table_map) if table_map is not None else True)
+    keys, done = _read(path)
+    return TableKeys(table, path, keys, serial_signing(table_map) if table_map is not None else True, done)
 
 
 def all_tables(keys_dir: str | os.PathLike | None = None) -> dict[str, TableKeys]:
@@ -148,21 +178,39 @@ def give(transport, tables: dict[str, TableKeys], mqtt: bool) -> None:
             transport.sign(tk.table, tk.keys)
         return
     on = [tk.on(False) for tk in tables.values()]
-    transport.sign(None, {b: k for ks in on for b, k in ks.items()}, every_board=bool(on) and all(on))
+    for tk in tables.values():  # each board's MACs bind its own table's id, though serial keys it by none
+        transport.sign(None, tk.on(False), every_board=bool(on) and all(on), table_id=tk.table)
 
 
 def provision(path: str | os.PathLike, board: str) -> str:
-    """The board's key (hex) from the keys file, made with `secrets` and added if it has none.
-
-    The file is created 0600 and rewritten whole (never world-readable, even for a moment).
-    """
+    """The board's key (hex) from the keys file, made with `secrets` and added if it has none."""
     p = pathlib.Path(path)
-    have = {b: k.hex() for b, k in load(p).items()}
-    if board in have:
-        return have[board]
-    have[board] = secrets.token_hex(KEY_BYTES)
+    keys, done = _read(p)
+    if board in keys:
+        return keys[board].hex()
+    keys[board] = secrets.token_bytes(KEY_BYTES)
+    _write(p, keys, done)
+    return keys[board].hex()
+
+
+def record_flash(path: str | os.PathLike, board: str, firmware: str, transport: str, at: float) -> None:
+    """Note beside the board's key what `battlement flash` put on it, and when (the fleet's "flashed")."""
+    p = pathlib.Path(path)
+    keys, done = _read(p)
+    done[board] = {"at": at, "firmware": firmware, "transport": transport}
+    _write(p, keys, done)
+
+
+def _write(p: pathlib.Path, keys: dict[str, bytes], done: dict[str, dict]) -> None:
+    """The whole file, created 0600 and moved into place: never world-readable, even for a moment."""
     text = "# board keys: secret. Keep this file 0600 and out of git; `battlement flash` adds to it.\n[keys]\n"
-    text += "".join('%s = "%s"\n' % (b, have[b]) for b in sorted(have))
+    text += "".join('%s = "%s"\n' % (b, keys[b].hex()) for b in sorted(keys))
+    for b in sorted(done):
+        r = done[b]
+        when = datetime.datetime.fromtimestamp(r["at"], datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # a JSON string is a TOML basic string: its escapes are TOML's
+        text += '\n[flashed.%s]\nat = %s\nfirmware = %s\ntransport = "%s"\n' % (
+            b, when, json.dumps(r["firmware"]), r["transport"])
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -170,7 +218,6 @@ def provision(path: str | os.PathLike, board: str) -> str:
         f.write(text)
     os.chmod(tmp, 0o600)
     os.replace(tmp, p)
-    return have[board]
 
 
 def serial_signing(table_map: str | os.PathLike) -> bool:

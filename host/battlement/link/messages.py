@@ -231,3 +231,13 @@ def up_frame(msg) -> bytes:
             return wire.encode("ack", (msg.board, msg.msgid))
         return wire.encode("error", (msg.board, msg.msgid, msg.reason))
     raise TypeError("not a board message: %r" % (msg,))
+
+
+def status_payload(board: str, boot: int, session: int, up: bool, key: bytes | None = None,
+                   table: str | None = None) -> bytes:
+    """A board's retained MQTT status (and will): the plain word for an unsigned board; with a key, a status frame
+    signed for its table, boot and link session (docs/protocol.md, "Signed status"), without its newline."""
+    state = "online" if up else "offline"
+    if key is None:
+        return state.encode()
+    return wire.sign(wire.encode("status", (board, boot, session, state)), key, table, board, boot)[:-1]

@@ -17,7 +17,7 @@ docs/protocol.md for the meaning of every field.
 from binascii import crc32, hexlify
 from hashlib import sha256  # MicroPython has it too (no hmac module: HMAC is done below)
 
-VERSION = 2  # 2: hello carries acked (resync before accept); see docs/protocol.md
+VERSION = 3  # 2: hello carries acked (resync before accept); 3: boot is a counter, the MAC binds table and board
 MAX_FRAME = 512
 
 # type -> fields: (name, encoding[, lowest, highest]) per field. Encodings:
@@ -38,6 +38,8 @@ SPEC = {
              ("queued", "i", 0, U32), ("reconnects", "i", 0, U32), ("outbox", "i", 0, U32)),
     "ack": (("board", "n"), ("msgid", "i", 0, MSGID)),
     "error": (("board", "n"), ("msgid", "i", 0, MSGID), ("reason", "s")),
+    # board -> all, on MQTT's retained status topic of a signing board (its will too): see STATES
+    "status": (("board", "n"), ("boot", "x", 1, U32), ("session", "i", 0, U32), ("state", "s")),
     # host -> board
     "led": (("board", "n"), ("msgid", "i", 1, MSGID), ("target", "n"), ("pattern", "s"), ("rgb", "x", 0, 0xFFFFFF),
             ("period_ms", "i", 0, 3600000)),
@@ -59,6 +61,7 @@ BLIND = "blind"
 BLOCKED = "blocked"
 EVENT_KINDS = KINDS + (BLIND, BLOCKED)
 PATTERNS = ("off", "solid", "blink", "pulse", "chase")
+STATES = ("online", "offline")  # a status frame's state
 # The values a `config` command may set (the setting after the last '.'), and the pin maps' beam
 # settings (boards/hardware.py), where the detection holds (docs/hardware.md "Timing"): noise up to
 # 0.5 ms stays under min_us and a 2 ms ball over it with the IRQ lateness (150 us on esp32) either
@@ -279,40 +282,43 @@ def _pads(key):
     return p
 
 
-def hmac_sha256(key, msg):
-    """HMAC-SHA256 (RFC 2104) on hashlib.sha256 alone: MicroPython has no hmac module."""
+def hmac_sha256(key, *msg):
+    """HMAC-SHA256 (RFC 2104) on hashlib.sha256 alone: MicroPython has no hmac module. The message may
+    come in parts (hashed one after the other, never copied into one)."""
     ipad, opad = _pads(key)
     inner = sha256(ipad)
-    inner.update(msg)
+    for part in msg:
+        inner.update(part)
     outer = sha256(opad)
     outer.update(inner.digest())
     return outer.digest()
 
 
-def _mac(key, boot, body):
-    # The board's boot id is signed with every frame, also with those that do not carry it (ack,
-    # led, ...): a frame recorded during one boot does not verify during the next.
-    return hexlify(hmac_sha256(key, b"%x " % boot + body)[:MAC_LEN])
+def _mac(key, table, board, boot, body):
+    # Signed with every frame: the table and board the key belongs to and the board's boot (a counter
+    # that rises at every boot), also for frames that do not carry them (ack, led, ...). So a frame
+    # recorded during one boot does not verify during another, nor on another board or table.
+    return hexlify(hmac_sha256(key, ("%s %s %x " % (table or "", board, boot)).encode(), body)[:MAC_LEN])
 
 
-def sign(frame, key, boot):
-    """A frame from encode() with its MAC: `<body> ~<16 hex>*<crc>`. boot: the board's current boot
-    (0 for a ping to a board whose boot the host does not know yet)."""
+def sign(frame, key, table, board, boot):
+    """A frame from encode() with its MAC: `<body> ~<16 hex>*<crc>`. table: the board's table id ("" if it
+    has none); boot: the board's current boot (0 for a ping to a board whose boot the host does not know yet)."""
     star = frame.rfind(b"*")
-    body = frame[:star] + b" ~" + _mac(key, boot, frame[:star])
+    body = frame[:star] + b" ~" + _mac(key, table, board, boot, frame[:star])
     out = b"%s*%08x\n" % (body, crc32(body) & 0xFFFFFFFF)
     if len(out) > MAX_FRAME:
         raise WireError(R_LENGTH, "%d bytes signed" % len(out))
     return out
 
 
-def verify(line, key, boot):
-    """True if line (a frame that decodes) carries the right MAC for key and the board's boot."""
+def verify(line, key, table, board, boot):
+    """True if line (a frame that decodes) carries the right MAC for key, the board's table and id, and its boot."""
     star = line.rfind(b"*")
     i = line.rfind(b" ~", 0, star)
     if i < 0 or star - i != 2 + 2 * MAC_LEN:
         return False
-    want = _mac(key, boot, line[:i])
+    want = _mac(key, table, board, boot, line[:i])
     diff = 0
     for k in range(2 * MAC_LEN):  # constant time: no early exit at the first wrong digit
         diff |= line[i + 2 + k] ^ want[k]

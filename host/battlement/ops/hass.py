@@ -1,17 +1,21 @@
 """Home Assistant MQTT discovery: every table appears in Home Assistant by itself (docs/bridge.md).
 
 What Home Assistant is told, retained under <prefix>/<component>/battlement-<table>/<object>/config:
-    a device per table, and per board a device linked to it (via_device);
+    a device per table, and per board a device linked to it (via_device), its sw_version the firmware
+        the board's hello said (sent again when a board comes with another one);
     sensor  Game     state: whose turn / the phase in words; attributes: the public view (JSON)
     sensor  Winner   "none" while playing, the winner's name, or "draw"
     event   Play     hit, fall, stand, move: one per sensed input the rules applied
-    binary_sensor <board> online, read straight from the board's retained battlement/<table>/<board>/status
+    binary_sensor <board> online, as the bridge vouches for it (battlement/<table>/<board>/link): a board's own
+        status topic takes anyone's word, and a signing board's status is a signed frame Home Assistant cannot check
 Every entity is available only while the bridge is (its last will: retained online/offline).
 
 Topics the bridge publishes for them:
     battlement/bridge/<bridge id>   retained online / offline (the last will)
     battlement/<table>/game         retained JSON: {"state", "winner", "game", "title", "paused", "attributes"}
     battlement/<table>/event        JSON: {"event_type", "input", "text", ...the input's fields}, not retained, QoS 0
+    battlement/<table>/<board>/link retained online / offline: each mapped board's link as the bridge took it (a
+                                    signing board's status only when signed: transport/boots.py)
 
 Only what the public scoreboard gets is published (session.public(): the rules' public view) and the
 sensed inputs, which everyone at the table saw happen: no side's secret reaches these topics.
@@ -65,6 +69,11 @@ def availability_topic(bridge: str) -> str:
     return "battlement/bridge/%s" % bridge
 
 
+def link_topic(table: str, board: str) -> str:
+    # a leaf the bridge's own subscriptions (battlement/+/+/up and /status) never see
+    return "battlement/%s/%s/link" % (table, board)
+
+
 def game_topic(table: str) -> str:
     return "battlement/%s/game" % table
 
@@ -85,18 +94,35 @@ def table_device(tmap: TableMap) -> dict:
             "manufacturer": "Battlement", "model": tmap.title, "sw_version": __version__}
 
 
-def board_device(tmap: TableMap, board: str) -> dict:
-    return {"identifiers": ["battlement-%s-%s" % (tmap.table, board)], "name": "%s %s" % (tmap.table, board),
-            "manufacturer": "Battlement", "model": str(tmap.boards[board].get("profile", "sensor board")),
-            "via_device": "battlement-%s" % tmap.table}
+def board_device(tmap: TableMap, board: str, firmware: str | None = None) -> dict:
+    """A board's device; sw_version is the firmware its hello says it runs (the registry's), once known."""
+    dev = {"identifiers": ["battlement-%s-%s" % (tmap.table, board)], "name": "%s %s" % (tmap.table, board),
+           "manufacturer": "Battlement", "model": str(tmap.boards[board].get("profile", "sensor board")),
+           "via_device": "battlement-%s" % tmap.table}
+    if firmware:
+        dev["sw_version"] = firmware
+    return dev
 
 
-def discovery(tmap: TableMap, prefix: str, avail: str) -> list[tuple[str, bytes]]:
-    """[(config topic, payload)] for one table: its device's entities, then one per board."""
+def _common(avail: str) -> dict:
+    return {"availability": [{"topic": avail, "payload_available": "online", "payload_not_available": "offline"}],
+            "origin": ORIGIN, "qos": 1}
+
+
+def board_config(tmap: TableMap, board: str, prefix: str, avail: str, firmware: str | None) -> tuple[str, bytes]:
+    """(config topic, payload) of a board's online entity, with its device (and so its firmware)."""
+    t = tmap.table
+    cfg = dict(_common(avail), name="Online", unique_id="battlement-%s-%s-online" % (t, board),
+               device=board_device(tmap, board, firmware), state_topic=link_topic(t, board), payload_on="online", payload_off="offline", device_class="connectivity", entity_category="diagnostic")
+    return "%s/binary_sensor/battlement-%s/%s-online/config" % (prefix, t, board), _dumps(cfg)
+
+
+def discovery(tmap: TableMap, prefix: str, avail: str, firmware_of=None) -> list[tuple[str, bytes]]:
+    """[(config topic, payload)] for one table: its device's entities, then one per board (firmware_of(table,
+    board): the firmware it runs, None while unknown)."""
     t = tmap.table
     node = "battlement-%s" % t
-    common = {"availability": [{"topic": avail, "payload_available": "online", "payload_not_available": "offline"}],
-              "origin": ORIGIN, "qos": 1}
+    common = _common(avail)
     dev = table_device(tmap)
     configs = [
         ("sensor", "game", dict(common, name="Game", unique_id="battlement-%s-game" % t, device=dev,
@@ -110,12 +136,9 @@ def discovery(tmap: TableMap, prefix: str, avail: str) -> list[tuple[str, bytes]
         ("event", "play", dict(common, name="Play", unique_id="battlement-%s-play" % t, device=dev,
                                state_topic=event_topic(t), event_types=EVENT_TYPES, icon="mdi:bullseye-arrow")),
     ]
-    for board in sorted(tmap.boards):
-        configs.append(("binary_sensor", "%s-online" % board, dict(
-            common, name="Online", unique_id="battlement-%s-%s-online" % (t, board), device=board_device(tmap, board),
-            state_topic="battlement/%s/%s/status" % (t, board), payload_on="online", payload_off="offline",
-            device_class="connectivity", entity_category="diagnostic")))
-    return [("%s/%s/%s/%s/config" % (prefix, comp, node, obj), _dumps(cfg)) for comp, obj, cfg in configs]
+    out = [("%s/%s/%s/%s/config" % (prefix, comp, node, obj), _dumps(cfg)) for comp, obj, cfg in configs]
+    return out + [board_config(tmap, board, prefix, avail, firmware_of(t, board) if firmware_of else None)
+                  for board in sorted(tmap.boards)]
 
 
 def _name_of(view: dict, who) -> str:
@@ -167,14 +190,17 @@ def event_payload(inp: dict, text: str) -> bytes | None:
 class Publisher:
     """Discovery and state for every table of a bridge, on its MQTT transport."""
 
-    def __init__(self, transport, sessions: dict, prefix: str = DEFAULT_PREFIX, bridge: str | None = None):
+    def __init__(self, transport, sessions: dict, prefix: str = DEFAULT_PREFIX, bridge: str | None = None,
+                 firmware_of=None):
         self.transport = transport
+        self.firmware_of = firmware_of  # (table, board) -> the firmware it runs, or None (the bridge's BoardWatch)
         self.sessions = sessions  # table -> Session (filled by the bridge before start)
         self.prefix = check_prefix(prefix)
         self.bridge = bridge or bridge_id(list(sessions))
         self.avail = availability_topic(self.bridge)
         self.counters = {"discovery-sent": 0, "states-sent": 0, "events-sent": 0, "unsent": 0, "ha-restarts": 0}
         self._last: dict[str, bytes] = {}  # table -> the game payload last published
+        self._links: dict[tuple[str, str], bytes] = {}  # (table, board) -> its link as last published
         self._inputs: dict[str, tuple[int, int]] = {}  # table -> (game id, inputs applied) at the last look
         self._dirty: set[str] = set()
         self._due: asyncio.TimerHandle | None = None
@@ -202,11 +228,35 @@ class Publisher:
 
     def announce(self) -> None:
         for table in sorted(self.sessions):
-            for topic, payload in discovery(self.sessions[table].tmap, self.prefix, self.avail):
+            for topic, payload in discovery(self.sessions[table].tmap, self.prefix, self.avail, self.firmware_of):
                 self._publish(topic, payload, True, "discovery-sent")
         self._last.clear()
+        self._links.clear()
+        for table in sorted(self.sessions):
+            self.boards(table)
         self._dirty.update(self.sessions)
         self.flush()
+
+    def boards(self, table: str) -> None:
+        """Each of the table's boards online or not, as this bridge's transport took its status (the bridge asks
+        every half second): published when it changed. A board not heard of yet is left as it was (a bridge
+        starting would otherwise show every board offline for the moment before their statuses come)."""
+        s = self.sessions.get(table)
+        online = getattr(self.transport, "online", {})
+        for board in sorted(s.tmap.boards) if s is not None else ():
+            if (table, board) not in online:
+                continue
+            payload = b"online" if online[(table, board)] else b"offline"
+            if self._links.get((table, board)) != payload:
+                self._links[(table, board)] = payload
+                self._publish(link_topic(table, board), payload, True, "states-sent")
+
+    def firmware_changed(self, table: str, board: str) -> None:
+        """A board said hello with another firmware: its device's sw_version again (retained, as discovery)."""
+        s = self.sessions.get(table)
+        if s is not None and board in s.tmap.boards and self.firmware_of is not None:
+            topic, payload = board_config(s.tmap, board, self.prefix, self.avail, self.firmware_of(table, board))
+            self._publish(topic, payload, True, "discovery-sent")
 
     def _ha_status(self, topic: str, payload: bytes) -> None:
         if payload == b"online":  # Home Assistant (re)started: it asks everyone to say what they are again

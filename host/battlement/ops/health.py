@@ -85,6 +85,8 @@ class Health:
         """A board going offline or coming back changes no game: tell the pages all the same."""
         links = self.watch.links(self.tmaps, self.transports)
         for table, s in self.sessions.items():
+            if self.hass is not None:  # Home Assistant sees each board's link as the bridge took it
+                self.hass.boards(table)
             now = links[table]
             if self._links.get(table) != now:  # (the transport notes which board went offline)
                 self._links[table] = now

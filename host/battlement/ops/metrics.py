@@ -172,15 +172,19 @@ class _Counters:
         up = GaugeMetricFamily("battlement_board_online", "1 if the board's link is up and it said hello, else 0",
                                labels=["table", "board"])
         online = GaugeMetricFamily("battlement_boards_online", "Boards of the table online", labels=["table"])
+        info = GaugeMetricFamily("battlement_board_info", "1 per board, with the firmware it runs as its hello said "
+                                 "(the registry's; \"\" while unknown)", labels=["table", "board", "firmware"])
         for name, tmap in sorted(b.tmaps.items()):
             n = 0
             for board in sorted(tmap.boards):
                 v = b.watch.state(name, board, b.transports)[0] == "online"  # as the host page's card says
                 up.add_metric([name, board], 1 if v else 0)
                 n += v
+                info.add_metric([name, board, b.watch.firmware_of(name, board) or ""], 1)
             online.add_metric([name], n)
         yield up
         yield online
+        yield info
 
         sound = b.sound
         said = CounterMetricFamily("battlement_sound", "Announcements and cue tones by outcome", labels=["what"])

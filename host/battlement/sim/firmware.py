@@ -15,6 +15,8 @@ firmware talks to the host over its real link:
     FirmwareProcess(board_id, profile, sensors, transport="serial", port=PTY_PATH)
     FirmwareProcess(board_id, profile, sensors, transport="mqtt", mqtt_url="mqtt://127.0.0.1:1883", table="hall-1")
     FirmwareProcess(..., model="esp32-gc")   # the board's timing model (tests/firmware/fakes/machine.py)
+    FirmwareProcess(..., home=DIR)           # the board's flash: start() after stop() or kill() is a reboot
+    FirmwareProcess(..., version="0.0.9-old") # its firmware says it is this version (an update's tests)
 
 sensors: {id: kind} (pins assigned from the profile in sorted id order) or a
 list of pin-map entries ({"id", "kind", "pin", "lower", "mux", "channel", ...}),
@@ -23,7 +25,7 @@ A beam with "two": true gets a lower beam (mouth + lower, bounce-outs not counte
 
 Methods: start()/stop() (or use as a context manager), pulse(sensor, width_us),
 drop_ball(sensor, width_ms=10, bounce=False), tilt(sensor, fallen),
-presence(sensor, occupied), advance(us), sync(), pixels(), wait_pixels(pred, timeout),
+presence(sensor, occupied), advance(us), sync(), board_stats(), pixels(), wait_pixels(pred, timeout),
 log() (the firmware's stderr/stdout). The clock the firmware measures pulses
 with is virtual: real time plus the work the firmware did (each port's costs)
 plus every advance(); on the ESP32 models only the board's own sleeps let real
@@ -109,6 +111,8 @@ class FirmwareProcess:
         heapsize: str | None = None,
         compiled: bool = False,
         model: str | None = None,
+        home: str | pathlib.Path | None = None,
+        version: str | None = None,
     ):
         if pinmap is not None:
             m = hardware.load_map(pinmap) if isinstance(pinmap, (str, pathlib.Path)) else dict(pinmap)
@@ -116,6 +120,7 @@ class FirmwareProcess:
             m = hardware.pins_for(profile, sensors or {}, leds)
         m = dict(m)
         m["board"] = board_id
+        m["table"] = table  # as `battlement flash --table` writes it: the board's MACs bind it
         m.update(settings or {})
         # The simulated machine reads its control socket when the firmware feeds the watchdog.
         m["wdt_ms"] = m.get("wdt_ms") or 8000
@@ -152,6 +157,10 @@ class FirmwareProcess:
         self.heapsize = heapsize
         self.compiled = compiled
         self.model = model  # board timing model (ideal, rp2, esp32, esp32-gc); None: ideal
+        # The board's own folder, its flash: kept from one start() to the next, so a restart is a reboot (its
+        # boot counter goes on). None: a fresh temporary one per start, removed at stop().
+        self.home = pathlib.Path(home) if home is not None else None
+        self.version = version  # the version its firmware says it is (None: this build's; an update's tests differ)
         self.proc: subprocess.Popen | None = None
         self._dir: pathlib.Path | None = None
         self._ctl: socket.socket | None = None
@@ -160,18 +169,21 @@ class FirmwareProcess:
         self._px_frames = 0
         self._synced = 0
         self._sync_no = 0
+        self._stats: dict | None = None
         self._reader: threading.Thread | None = None
 
     # --- lifecycle -------------------------------------------------------------
 
     def start(self) -> Self:
-        self._dir = pathlib.Path(tempfile.mkdtemp(prefix="battlement-fw-"))
-        code = stage(self._dir / "code", compiled=self.compiled)
+        if self.home is not None:
+            self.home.mkdir(parents=True, exist_ok=True)
+        self._dir = self.home or pathlib.Path(tempfile.mkdtemp(prefix="battlement-fw-"))
+        code = stage(self._dir / "code", compiled=self.compiled, ver=self.version)
         (self._dir / "config.json").write_text(json.dumps(self.config))
         srv = socket.socket()
         srv.bind(("127.0.0.1", 0))
         srv.listen(1)
-        srv.settimeout(15)
+        srv.settimeout(0.05)
         env = micropython_env(
             code,
             {
@@ -189,7 +201,7 @@ class FirmwareProcess:
             cmd, cwd=str(self._dir), env=env, stdout=self._logf, stderr=subprocess.STDOUT
         )
         try:
-            self._ctl, _ = srv.accept()
+            self._ctl = self._accept(srv)
         except OSError:
             self.stop()
             raise RuntimeError("simulated board %s did not start: %s" % (self.board, self.log()[-800:]))
@@ -199,6 +211,18 @@ class FirmwareProcess:
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
         return self
+
+    def _accept(self, srv: socket.socket) -> socket.socket:
+        """The firmware's control connection (its `machine` makes it at import); OSError at once if the process
+        ends first (a board dying at boot, before it imports machine), or after 15 s."""
+        end = time.monotonic() + 15
+        while True:
+            try:
+                return srv.accept()[0]
+            except TimeoutError:
+                assert self.proc is not None
+                if self.proc.poll() is not None or time.monotonic() > end:
+                    raise
 
     def stop(self) -> None:
         if self._ctl is not None:
@@ -217,8 +241,15 @@ class FirmwareProcess:
             self._logf.close()
         if self._dir is not None:
             self._last_log = self.log()
-            shutil.rmtree(self._dir, ignore_errors=True)
+            if self.home is None:
+                shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+    def kill(self) -> None:
+        """Power lost: the process ends at once, wherever it was (SIGKILL); its folder stays for the next start()."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        self.stop()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -262,6 +293,8 @@ class FirmwareProcess:
                         self._px_frames += 1
                     elif line.startswith(b"sync "):
                         self._synced = int(line[5:])
+                    elif line.startswith(b"stats "):
+                        self._stats = json.loads(line[6:])
                 self._lock.notify_all()
 
     def _send(self, *cmds: str) -> None:
@@ -280,6 +313,18 @@ class FirmwareProcess:
                 # board's watchdog would reset it). Its log says why.
                 raise TimeoutError("simulated board %s did not answer sync within %g s (its sensing loop is "
                                    "not running); its log ends: %s" % (self.board, timeout, self.log()[-1500:]))
+
+    def board_stats(self, timeout: float = 10.0) -> dict:
+        """The simulated board's own counters, once every pin change sent so far is applied: "sched_lost" (edges
+        whose handler the port's full scheduler queue refused: the firmware never saw them), "console_held"
+        (writes that held the board, pin handlers too: the ESP32's USB-Serial/JTAG console), "unasked", "gc"."""
+        with self._lock:
+            self._stats = None
+        self._send("stats")
+        with self._lock:
+            if not self._lock.wait_for(lambda: self._stats is not None or not self.alive(), timeout):
+                raise TimeoutError("simulated board %s did not answer stats within %g s" % (self.board, timeout))
+            return dict(self._stats or {})
 
     def _spec(self, sensor: str, kind: str | None = None) -> dict:
         s = self.specs.get(sensor)

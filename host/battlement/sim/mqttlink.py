@@ -36,7 +36,8 @@ class MqttLink:
             self.client.username_pw_set(username or u, password or p)
         if tls or tls_ca:
             self.client.tls_set(ca_certs=tls_ca)
-        self.client.will_set(self.status, b"offline", qos=1, retain=True)
+        self.session = 0  # this connection's number (paho's thread): its status and will name it (signed)
+        self.client.will_set(self.status, board.status(False, 0), qos=1, retain=True)
         self.client.reconnect_delay_set(RETRY, RETRY)
         self.client.connect_timeout = RETRY
         self.client.on_connect = self._connected
@@ -62,7 +63,10 @@ class MqttLink:
         if sock is not None and hasattr(sock, "setsockopt"):  # small frames go at once, as the firmware's do
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client.subscribe(self.down, qos=1)
-        client.publish(self.status, b"online", qos=1, retain=True)
+        client.publish(self.status, self.board.status(True, self.session), qos=1, retain=True)
+        # paho connects again with the will set now: the next session's, as the firmware signs it at connect
+        self.session += 1
+        client.will_set(self.status, self.board.status(False, self.session), qos=1, retain=True)
         if self.loop:
             self.loop.call_soon_threadsafe(self._online)
 
@@ -104,7 +108,7 @@ class MqttLink:
         attempt). join() waits for a board that had something to say; one that never got in has not."""
         stopping = threading.Thread(target=self.client.loop_stop, daemon=True)
         if self.online:
-            self.client.publish(self.status, b"offline", qos=1, retain=True)
+            self.client.publish(self.status, self.board.status(False, self.session - 1), qos=1, retain=True)
             self.stopping = stopping
         self.online = False
         self.client.disconnect()

@@ -22,7 +22,7 @@ import tty
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
 from battlement.link import wire
-from battlement.link.messages import Beat, Event, Hello, Reply, up_frame
+from battlement.link.messages import Beat, Event, Hello, Reply, status_payload, up_frame
 from battlement.link.transport.mqtt import check_ca, parse_url
 from battlement.sim.mqttlink import MqttLink, close_all, watch_broker
 from battlement.table.maps import TableMap, load
@@ -31,6 +31,15 @@ FIRMWARE = "sim-1"
 RESEND = 1.0  # seconds without an evack before the outbox goes again, as the firmware's resend_ms
 BEAT = 5.0  # seconds between heartbeats, as the firmware's beat_ms
 BACKLOG = 1 << 16  # bytes a pty holds for a bridge that is not reading (yet)
+# A virtual board has no flash to count its boots in (firmware/bootcount.py): its boot is the clock, in
+# eighths of a second since this moment (2023-11), so it rises from one start to the next, as a counter's.
+SIM_EPOCH = 1_700_000_000
+_drawn = [0]  # the last boot drawn in this process: boards started together still get rising boots
+
+
+def next_boot() -> int:
+    _drawn[0] = max(_drawn[0] + 1, int((time.time() - SIM_EPOCH) * 8))
+    return _drawn[0] & 0xFFFFFFFF or 1
 
 
 class VirtualBoard:
@@ -39,7 +48,7 @@ class VirtualBoard:
         self.board, self.sensors, self.profile, self.table = board, dict(sensors), profile, table
         self.key = key  # signing key (battlement.link.keys): frames signed and checked as the firmware does
         self.msgid = 0  # last command msgid applied
-        self.boot = random.SystemRandom().randrange(1, 1 << 32)
+        self.boot = next_boot()
         self.seq = 0
         self.outbox: dict[int, bytes] = {}
         self.pixels: dict[str, tuple[str, int, int]] = {}  # LED target -> (pattern, rgb, period)
@@ -62,7 +71,11 @@ class VirtualBoard:
         self._send(up_frame(Beat(None, self.board, self.boot, up, 0, 0, self.reconnects, len(self.outbox))))
 
     def _signed(self, frame: bytes) -> bytes:
-        return wire.sign(frame, self.key, self.boot) if self.key else frame
+        return wire.sign(frame, self.key, self.table, self.board, self.boot) if self.key else frame
+
+    def status(self, up: bool, session: int) -> bytes:
+        """Its MQTT status (or will) for this link session: signed with a key, as the firmware's."""
+        return status_payload(self.board, self.boot, session, up, self.key, self.table)
 
     def _send(self, frame: bytes) -> None:
         self.write(self._signed(frame))
@@ -92,8 +105,8 @@ class VirtualBoard:
             return
         if not fields or fields[0] != self.board:
             return  # addressed to another board on the same link
-        if self.key and not (wire.verify(line, self.key, self.boot)
-                             or (typ == "ping" and wire.verify(line, self.key, 0))):
+        if self.key and not (wire.verify(line, self.key, self.table, self.board, self.boot)
+                             or (typ == "ping" and wire.verify(line, self.key, self.table, self.board, 0))):
             self.counters["bad-frames"] += 1  # forged or for another boot: no answer, as the firmware
             return
         if typ == "evack":

@@ -133,6 +133,15 @@ class TableAdapter:
         """(the progress after this answer, a public sentence saying what changed)."""
         raise ValueError("this game asks nothing between games")
 
+    # --- a finished game's numbers, for a venue's tournament ----------------------------------
+
+    def result(self, view: dict, options: dict) -> dict:
+        """{"score": {side: n}, "tiebreak": {side: n}, "facts": {side: {fact, in words: n}}} of a finished
+        game, from its public view alone (they travel over the broker and onto the venue's TV): score is
+        what each side scored (a round robin's point difference), tiebreak the game's own (higher is
+        better), facts what the rules counted. Plain: nothing counted."""
+        return {"score": {}, "tiebreak": {}, "facts": {}}
+
     # --- what each viewer may see ----------------------------------------------------------
 
     def host_decisions(self, state: dict, legal: list[dict]) -> list[dict]:

@@ -1,6 +1,7 @@
 """Blind breaks: a ball a board could not see for sure, asked of the host page.
 
-A board collecting memory cannot time a beam's break, so the break is never a ball by itself: the
+A board that something held for a moment (an ESP32's garbage collection, a flash write, a wait on its
+USB port) cannot tell whether a ball broke a beam meanwhile, so such a break is never a ball by itself: the
 host page asks the one person who saw it, and a "yes" plays exactly what the sensor's ball would
 have. Kept apart from session.py because only a blind event comes here: the sensed -> apply path of
 every other event does not pass through it. Session inherits BlindQuestions and keeps its state
@@ -51,8 +52,9 @@ class BlindQuestions:
         qid = "%s-%x-%d" % (ev.board, ev.boot, ev.seq)  # the event's own name: a board's seq is once per boot
         if qid in self._blind_events:
             return
-        text = "%s (%s, %s): the board was collecting memory for %d ms and a break there could not be timed. " \
-               "Was it a ball?" % (ev.sensor, self.match.game.TITLE, obj, ev.value)
+        # In a player's words: what happened, and the one thing to answer about the object they can see.
+        text = "The board looked away for a moment (%d ms): did a ball go into %s (%s, %s)?" % (
+            ev.value, ev.sensor, self.match.game.TITLE, obj)
         self.blind.append({"id": qid, "object": obj, "board": ev.board, "sensor": ev.sensor, "ms": ev.value,
                            "ask": text})
         self._blind_events[qid] = ev

@@ -37,6 +37,7 @@ import threading
 import time
 
 # JournalInUse and VERSION are not used here: they are imported from here, as before the split (noqa).
+from battlement.table.journalboards import BoardRecords
 from battlement.table.journallock import (
     JournalInUse,  # noqa: F401  (what Journal() raises when another bridge has the file)
     check_file,
@@ -72,7 +73,7 @@ _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per
 SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
 
 
-class Journal:
+class Journal(BoardRecords):
     def __init__(self, path: str, checkpoint_thread: bool = True):
         """checkpoint_thread: checkpoint from a thread of its own (False: the owner calls checkpoint())."""
         self.path = path
@@ -101,6 +102,7 @@ class Journal:
                 raise unreadable(path, e) from None
             raise
         self.errors = 0  # rows that needed storing another way (see _flush)
+        self._beat_written: dict[tuple[str, str], float] = {}  # BoardRecords': boards' last_seen, when written
         self._next_n: dict[int, int] = {}
         self.in_batch = False
         # Rows of the open batch, inserted at commit by a few multi-row INSERTs: each statement

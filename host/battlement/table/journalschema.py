@@ -20,7 +20,7 @@ log = logging.getLogger("battlement.journal")
 ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables; a power of 2)
 EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
 INPUT_COLS = "game_id, n, source, input, status, reason, at"
-VERSION = 3  # the schema this code writes (PRAGMA user_version)
+VERSION = 4  # the schema this code writes (PRAGMA user_version)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -62,6 +62,16 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_asked ON events (tbl) WHERE outcome = 'asked';
 -- events a timing rule holds still (a few at most): played by the next bridge at start
 CREATE INDEX IF NOT EXISTS events_held ON events (tbl) WHERE outcome = 'held';
+-- every board heard (journalboards.py): the highest boot is what makes replays of older boots refused
+CREATE TABLE IF NOT EXISTS boards (
+    tbl TEXT NOT NULL,
+    board TEXT NOT NULL,
+    boot INTEGER NOT NULL,        -- the highest boot counter heard (protocol 3)
+    firmware TEXT NOT NULL,       -- as its last hello said
+    first_seen REAL NOT NULL,
+    last_seen REAL NOT NULL,
+    PRIMARY KEY (tbl, board)
+);
 CREATE TABLE IF NOT EXISTS progress (
     tbl TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -95,8 +105,13 @@ def _held_settled(db: sqlite3.Connection) -> None:
                "WHERE outcome='held'")
 
 
+def _boards(db: sqlite3.Connection) -> None:
+    """v3 -> v4: the boards table (SCHEMA creates it) starts empty: the boots of protocol 2 were random
+    numbers, never a counter, so nothing journalled before says which boot is newer."""
+
+
 # version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
-MIGRATIONS = {1: _strong_codes, 2: _blind_answers, 3: _held_settled}
+MIGRATIONS = {1: _strong_codes, 2: _blind_answers, 3: _held_settled, 4: _boards}
 
 
 def migrate(db: sqlite3.Connection, path: str) -> None:

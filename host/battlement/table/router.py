@@ -38,7 +38,7 @@ class Router:
         if ev.kind == BLIND:
             # No sensor timed it: never a ball by itself. The session asks the host page about it.
             self._count("blind")
-            return obj, None, "%s: the board was collecting memory for %d ms and a break there could not be timed" % (
+            return obj, None, "%s: the board looked away for %d ms and cannot tell whether a ball went in" % (
                 obj, ev.value)
         if ev.kind == BLOCKED:
             # Dark longer than any ball (a hand, a cup): never a ball, nor is its clearing. Board health shows it.

@@ -74,7 +74,7 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         self.notices: list[dict] = []  # public: what happened, what was refused
         self.private: dict[str, list[str]] = {}  # side -> private announcements
         self.prompts: list[dict] = []  # prompts of the last input
-        # Breaks a board could not time (it was collecting memory): asked on the host page only, until
+        # Balls a board could not see (it looked away for a moment): asked on the host page only, until
         # answered (rebuilt from the journal on a restart). A question's id names its event, so it
         # stays the same across restarts and a page open meanwhile answers the right one.
         self.blind: list[dict] = []
@@ -92,6 +92,7 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         self._refused_log = (0, -1e9)  # (refusals left out of the log since the last logged, when that was)
         self._n = 0  # the input being applied: the notices it makes carry its number (undo marks them)
         self.previous: dict | None = None  # the game a new one set aside, which can be taken up again
+        self.venue: dict | None = None  # the venue's match its game plays, sides named (venue/tablelink.py)
         if not self.resume():
             self.new_game(tmap.game, tmap.options)
         self._resume_clock()

@@ -53,6 +53,7 @@ class Views:
     paused: bool
     paused_sensed: dict | None
     blind: list[dict]
+    venue: dict | None
 
     if TYPE_CHECKING:  # Session's own (option_specs: GameOptions')
         def sensor_for(self, inp: dict) -> list[tuple[str, str, int]]: ...
@@ -77,6 +78,8 @@ class Views:
             "view": self.match.view(None), "notices": self.notices, "paused": self.paused,
             "prompts": self._prompts(None),
             "sides": sorted(self.codes),
+            # a venue's match: who plays each side (set by the venue link for that game alone)
+            "venue": self.venue if self.venue and self.venue["game_id"] == self.game_id else None,
         }
 
     def for_host(self) -> dict:

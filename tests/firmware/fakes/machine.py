@@ -32,12 +32,15 @@ run_until() and drive(). Control lines (';' separates commands applied in order)
     freeze                                 stop real time from moving the clock (only adv does)
     mux <sig> <s0,s1,..> <channel> <level> level a multiplexer channel reads
     sync <n>                               answered with "sync <n>" once all before it is applied
+    stats                                  answered with "stats <json>": the board's counters (edges the
+                                           scheduler dropped, pauses, console holds)
 The neopixel fake reports each strip write as "px <rrggbb>,<rrggbb>,...".
 
 Hard IRQ handlers run with the heap locked, so a handler that allocates fails loudly.
 """
 
 import io
+import json
 import os
 import select
 import socket
@@ -49,11 +52,12 @@ from umachine import *
 
 # Work costs in microseconds per port (docs/hardware.md "Timing" gives each source).
 COSTS = {
-    "ideal": {"ticks": 0, "pin_r": 0, "pin_w": 0, "encode": 0, "px": 0, "px_setup": 0, "sm_word": 0, "irq_run": 0},
+    "ideal": {"ticks": 0, "pin_r": 0, "pin_w": 0, "encode": 0, "px": 0, "px_setup": 0, "sm_word": 0, "irq_run": 0, "timer": 0},
     # RP2040 at 125 MHz running bytecode.
-    "rp2": {"ticks": 3, "pin_r": 6, "pin_w": 6, "encode": 700, "px": 30, "px_setup": 20, "sm_word": 3, "irq_run": 8},
+    "rp2": {"ticks": 3, "pin_r": 6, "pin_w": 6, "encode": 700, "px": 30, "px_setup": 20, "sm_word": 3, "irq_run": 8, "timer": 10},
     # ESP32-S3 at 240 MHz.
-    "esp32": {"ticks": 2, "pin_r": 3, "pin_w": 3, "encode": 300, "px": 30, "px_setup": 120, "sm_word": 0, "irq_run": 25},
+    "esp32": {"ticks": 2, "pin_r": 3, "pin_w": 3, "encode": 300, "px": 30, "px_setup": 120, "sm_word": 0, "irq_run": 25,
+              "timer": 10},
 }
 MODELS = {
     # irq: kind of pin IRQ; lat: latency range (us); gc: (every us, pause us) or None
@@ -67,9 +71,9 @@ MODELS = {
     # esp32 whose serial link is the port's console (Console below): on native USB, and on USB-Serial/JTAG
     # (which after one timeout drops at once what finds no room); the watchdog resets these boards.
     "esp32-usb": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": None, "costs": "esp32",
-                  "console": (500, False), "wdt": True},
+                  "console": (500, False, True), "wdt": True},
     "esp32-jtag": {"port": "esp32", "irq": "soft", "lat": (30, 150), "gc": None, "costs": "esp32",
-                   "console": (200, True), "wdt": True},
+                   "console": (200, True, False), "wdt": True},
 }
 SCHED_DEPTH = 8  # MICROPY_SCHEDULER_DEPTH on ports/esp32 and ports/rp2
 
@@ -91,7 +95,8 @@ _ei = [0]
 _costed = [False]
 _hard = []  # rp2: pins whose handler waits to run (one call per pin however many edges)
 _soft = []  # esp32: [due, pin] scheduled handler calls, oldest first
-stats = {"edges": 0, "irqs": 0, "coalesced": 0, "sched_lost": 0, "gc": 0, "unasked": 0, "masked_us": 0, "late_max": 0}
+stats = {"edges": 0, "irqs": 0, "coalesced": 0, "sched_lost": 0, "gc": 0, "unasked": 0, "masked_us": 0, "late_max": 0,
+         "ticks": 0}
 _unasked = []  # [(at, us)] pauses the firmware did not ask for (a flash write, Wi-Fi), in time order
 _rng = [int(os.getenv("BATTLEMENT_SEED") or "1") * 2654435761 & 0xFFFFFFFF or 1]
 if MODEL["gc"]:
@@ -172,12 +177,20 @@ def pauses(windows):
     _unasked[:] = sorted(tuple(w) for w in windows)
 
 
+def _next_world():
+    """When the next edge or timer alarm happens (None: nothing waits)."""
+    te = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
+    if _timers and (te is None or _timers[0][0] < te):
+        return _timers[0][0]
+    return te
+
+
 def run_until(t):
-    """Let every edge and handler call due up to t happen, in time order; then the clock reads t."""
+    """Let every edge, timer alarm and handler call due up to t happen, in time order; then the clock reads t."""
     while True:
         if _unasked and _unasked[0][0] <= t and not _st[2]:
             at, us = _unasked[0]
-            te = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
+            te = _next_world()
             ti, _ = _next_irq()
             if (te is None or at <= te) and (ti is None or at <= ti):
                 _unasked.pop(0)
@@ -187,9 +200,12 @@ def run_until(t):
                 _st[4] = max(_st[4], _st[0] + us)
                 t = max(t, _st[0] + us)  # the firmware itself waits it out too
                 continue
-        te = _edges[_ei[0]][0] if _ei[0] < len(_edges) else None
+        te = _next_world()
         ti, k = _next_irq()
-        if te is not None and (ti is None or te <= ti) and te <= t:
+        if te is not None and (ti is None or te <= ti) and te <= t and _timers and _timers[0][0] == te:
+            _st[0] = max(_st[0], te)
+            _timers.pop(0)[1]._alarm(te)
+        elif te is not None and (ti is None or te <= ti) and te <= t:
             _, p, lv = _edges[_ei[0]]
             _ei[0] += 1
             if _ei[0] >= 32 and _ei[0] * 2 > len(_edges):  # past edges go: the firmware's heap is small
@@ -397,10 +413,7 @@ class Pin(PinBase):
             return
         kind = MODEL["irq"]
         if kind == "soft":
-            if len(_soft) >= SCHED_DEPTH:
-                stats["sched_lost"] += 1  # mp_sched_schedule() refuses: the edge is never reported
-                return
-            _soft.append([t + _lat(), self])
+            _schedule(self, t)
             return
         if self in _hard:
             self._flags |= bit  # the pin's IRQ is still pending: one call for both edges
@@ -434,6 +447,14 @@ class Pin(PinBase):
         """An edge now, its IRQ delivered as the model says (immediately in the ideal model)."""
         _at(_st[0], self.id, level)
         run_until(_st[0])
+
+
+def _schedule(obj, t):
+    """mp_sched_schedule() from an ISR at t: obj._call() runs when the scheduler gets to it (8 slots)."""
+    if len(_soft) >= SCHED_DEPTH:
+        stats["sched_lost"] += 1  # it refuses: the edge (or alarm) is never reported
+        return
+    _soft.append([t + _lat(), obj])
 
 
 def pin(id):
@@ -485,12 +506,14 @@ class Console(io.IOBase):
     the port has no room: up to 500 ms on native USB (shared/tinyusb/mp_usbd_cdc.c), 200 ms on
     USB-Serial/JTAG (ports/esp32/usb_serial_jtag.c), then the frame is dropped; after such a timeout
     the JTAG console drops at once what finds no room, until a write finds room. Room is the tty's
-    (tests/support/cdc.py stops it while the USB FIFO is full). Scheduled pin handlers run while it
-    waits (the JTAG port's loop runs none: there they would wait, up to the scheduler's 8)."""
+    (tests/support/cdc.py stops it while the USB FIFO is full). On native USB scheduled pin handlers run
+    while it waits (mp_event_wait_ms); the JTAG port's loop spins on the FIFO and runs none: there they
+    wait, up to the scheduler's 8 (more are dropped), and run when the write returns (gc_windows has the
+    hold, as it has a collection)."""
 
     def __init__(self, f):
         self.f = f
-        self.wait_ms, self.give_up = MODEL["console"]
+        self.wait_ms, self.give_up, self.runs = MODEL["console"]
         self.gone = False
         self.room = select.poll()
         self.room.register(f, select.POLLOUT)
@@ -506,6 +529,9 @@ class Console(io.IOBase):
     def readinto(self, buf):
         return self.f.readinto(buf)
 
+    def read(self, n=-1):
+        return self.f.read(n)
+
     def readline(self):
         return self.f.readline()
 
@@ -517,15 +543,23 @@ class Console(io.IOBase):
         _real()
         idle = _idle[0]
         _idle[0] = -1  # the port's wait lasts as long as the host does not read: real time is the board's here
+        h0 = _st[0]
+        if not self.runs:
+            _st[4] = 1 << 60  # the VM held: handlers wait (their ISRs still queue them)
         try:
             while not self.room.poll(0 if self.gone else 1):  # the VM waits here, as inside the port's write
                 if self.gone or time.ticks_diff(time.ticks_ms(), t0) >= self.wait_ms:
                     self.gone = self.give_up
                     return 0
-                poll()  # what the scheduler holds (pin handlers) runs meanwhile, as in mp_event_wait_ms
+                poll()  # the world goes on (edges); on native USB the scheduler runs their handlers meanwhile
         finally:
             _real()
             _idle[0] = idle if idle is not None and idle > _st[0] else None
+            if not self.runs:
+                _st[4] = _st[0]
+                if _st[0] > h0:
+                    gc_windows.append((h0, _st[0]))
+                    stats["console_held"] = stats.get("console_held", 0) + 1
         self.gone = False
         return self.f.write(data)
 
@@ -542,18 +576,62 @@ if MODEL.get("console"):
     builtins.open = _console_open
 
 
+_timers = []  # [alarm at, Timer] armed hardware timers, in time order
+
+
 class Timer:
+    """A hardware timer as ports/esp32/machine_timer.c has it: its alarm's ISR schedules the callback
+    (no hard=), which runs like a pin handler (latency, the scheduler's 8 slots, held by a pause).
+    Other models keep a timer that never fires (the firmware uses none there)."""
+
     ONE_SHOT = 0
     PERIODIC = 1
 
     def __init__(self, id=-1, **kw):
-        self.kw = kw
+        self.id = id
+        self.cb = None
+        self.us = 0
+        self.repeat = False
+        if kw:
+            self.init(**kw)
 
-    def init(self, **kw):
-        self.kw = kw
+    def init(self, mode=1, callback=None, period=-1, tick_hz=1000, freq=None, hard=False):
+        if hard and MODEL["irq"] == "soft":
+            raise ValueError("hard Timers are not implemented")
+        self.deinit()
+        self.cb = callback
+        self.repeat = mode == Timer.PERIODIC
+        self.us = max(1, int(1000000 / freq) if freq else period * 1000000 // tick_hz)
+        work(C["timer"])  # setting the alarm is a C call (inside a handler: part of its run)
+        if MODEL["irq"] == "soft" and callback is not None:
+            self._arm(_st[0] + self.us)
+
+    def _arm(self, at):
+        i = len(_timers)
+        while i > 0 and _timers[i - 1][0] > at:
+            i -= 1
+        _timers.insert(i, [at, self])
 
     def deinit(self):
-        pass
+        for i in range(len(_timers) - 1, -1, -1):
+            if _timers[i][1] is self:
+                _timers.pop(i)
+
+    def _alarm(self, t):
+        """The alarm's ISR at t."""
+        if self.repeat:
+            self._arm(t + self.us)
+        _schedule(self, t)
+
+    def _call(self):
+        if self.cb is None:
+            return
+        stats["ticks"] += 1
+        _st[2] = True
+        try:
+            self.cb(self)
+        finally:
+            _st[2] = False
 
 
 def unique_id():
@@ -690,6 +768,8 @@ def _apply(cmd):
         _st[1] = None
     elif op == "sync":
         report("sync " + a[1])
+    elif op == "stats":
+        report("stats " + json.dumps(stats))
     elif op == "exit":
         sys.exit(0)
 

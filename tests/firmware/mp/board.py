@@ -35,6 +35,30 @@ if log is not None:
         _logged(det)
 machine.schedule(scen["timeline"])
 machine.pauses(scen.get("pauses") or ())
+# [(t, us)]: a pause the firmware did not ask for that begins the moment a drain of its ring ends, at the first
+# drain from t on (between the drain and anything it does next).
+holds = sorted(tuple(h) for h in scen.get("holds") or ())
+if holds:
+    _drain = a.ring.drain
+
+    def drain(*args):
+        n = _drain(*args)
+        if holds and holds[0][0] <= machine.now():
+            machine.pauses(list(machine._unasked) + [(machine.now(), holds.pop(0)[1])])
+        return n
+
+    a.ring.drain = drain
+# [(t, us)]: such a pause that begins inside the first LED frame the firmware sends from t on.
+frame_holds = sorted(tuple(h) for h in scen.get("frame_holds") or ())
+if frame_holds:
+    _render = a.strip.render
+
+    def render(*args):
+        if frame_holds and frame_holds[0][0] <= machine.now():
+            machine.pauses(list(machine._unasked) + [(machine.now(), frame_holds.pop(0)[1])])
+        return _render(*args)
+
+    a.strip.render = render
 scen = None
 end = 0
 for t, p, lv in machine._edges:

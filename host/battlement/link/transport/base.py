@@ -2,7 +2,8 @@
 rejection counting, and the door every frame from a board comes in by (_handle_line).
 
 What happens to a frame once in (signatures, hello tracking and resync, exactly-once, evack) is in
-intake.py, a mixin Transport inherits. A consumer that journals (the bridge) sets acks_on_commit
+intake.py, a mixin Transport inherits; fresh boots (a signing board's frames of an older boot refused)
+and the boards' MQTT status in boots.py, another. A consumer that journals (the bridge) sets acks_on_commit
 and calls committed() after each commit: an event is acknowledged only once it is durable, and
 remember() hands over what an earlier run journalled, so a host killed at any moment neither loses
 nor doubles an event.
@@ -36,6 +37,7 @@ from battlement.link.messages import (
     from_frame,
     to_frame,
 )
+from battlement.link.transport.boots import Boots
 
 # Intake and _fast_fields are used here; the rest moved to intake.py beside the code that uses them
 # and are imported for those who import them from here (noqa), as before the split.
@@ -74,7 +76,7 @@ class BadCommand(UserError):
     """A command with a value the wire cannot carry (unknown pattern, colour out of range...)."""
 
 
-class Transport(Intake):
+class Transport(Intake, Boots):
     """Base of SerialTransport and MqttTransport. See docs/protocol.md, "Host behaviour"."""
 
     KEYED_BY_TABLE = True  # boards are told apart by (table, board); serial: by board id alone
@@ -105,7 +107,12 @@ class Transport(Intake):
         # the boards of other tables are heard unsigned. keys: (table, board) -> key (table None on serial).
         self.signed: set[str | None] = set()
         self.keys: dict[tuple, bytes] = {}
-        self._unsigned_said: dict[tuple, float] = {}  # (table, board) with a key heard unsigned -> when said
+        self.mac_tables: dict[tuple, str | None] = {}  # (table, board) -> the table id its MACs bind (sign's table_id)
+        # Fresh boots (boots.py): (table, board) -> the highest boot heard (frames of lower ones are replays),
+        # and its last signed status (boot, link session, online).
+        self.floors: dict[tuple, int] = {}
+        self._status: dict[tuple, tuple[int, int, bool]] = {}
+        self._said: dict[tuple, float] = {}  # (what, table, board) said in words -> when (boots.SAY_EVERY)
         self.acks_on_commit = False  # True: evack only what the consumer said it committed (committed())
         self.acknowledges = True  # False: never evack (a watcher beside the bridge, which acknowledges)
         self._taken: dict[tuple, tuple[int, int]] = {}  # key -> (boot, seq) the consumer has taken
@@ -214,11 +221,14 @@ class Transport(Intake):
         (None, board) on serial, where a board's id alone names it."""
         return (table if self.KEYED_BY_TABLE else None, board)
 
-    def sign(self, table: str | None, keys: dict[str, bytes], every_board: bool = True) -> None:
+    def sign(self, table: str | None, keys: dict[str, bytes], every_board: bool = True,
+             table_id: str | None = None) -> None:
         """Table's boards sign with these keys (table None on serial: a board's id alone names it). With
-        every_board (and a key at all), a board of the table without a key is not heard either."""
+        every_board (and a key at all), a board of the table without a key is not heard either. table_id:
+        the table id their MACs bind, where the transport keys them by none (serial); else table's."""
         for board, key in keys.items():
             self.keys[(table, board)] = key
+            self.mac_tables[(table, board)] = table_id or table
         if keys and every_board:
             self.signed.add(table)
 
@@ -259,7 +269,8 @@ class Transport(Intake):
         """Write a frame to a board, signed with its key for its current boot (or `boot`) when signing is on."""
         key = self.keys.get((table, board))
         if key is not None:
-            frame = wire.sign(frame, key, boot if boot is not None else self.inbox.boot((table, board)) or 0)
+            frame = wire.sign(frame, key, self._mac_table((table, board)), board,
+                              boot if boot is not None else self.inbox.boot((table, board)) or 0)
         elif table in self.signed:  # a board of a signed table with no key is never heard either
             self._count("unsent")
             return
@@ -303,7 +314,7 @@ class Transport(Intake):
                 if self.inbox.gapped(key):
                     self._stuck(key, link)
                 return
-            if not self._authentic(line, table, f[0], f[1], link):
+            if not self._authentic(line, table, f[0], f[1], link) or self._stale(key, f[1], link):
                 return
             if self.allow is not None and f[0] not in self.allow:
                 self._reject("unknown-board", link, "%s is not in the allow-list" % f[0])
@@ -322,8 +333,13 @@ class Transport(Intake):
             text = "".join(chr(c) if 32 <= c < 127 else "?" for c in line[:72].rstrip(b"\r\n"))
             self._reject(e.reason, link, "%s: %s" % (e.detail or e.reason, text))
             return
+        if isinstance(msg, Hello) and msg.proto != wire.VERSION:  # before its MAC: a v2 board signs another way
+            self._old_proto((table, msg.board), msg.proto, link)
+            return
         boot = msg.boot if not isinstance(msg, Reply) else self.inbox.boot((table, msg.board))
         if not self._authentic(line, table, msg.board, boot, link):
+            return
+        if not isinstance(msg, Reply) and self._stale((table, msg.board), msg.boot, link):
             return
         if self.allow is not None and msg.board not in self.allow:
             self._reject("unknown-board", link, "%s is not in the allow-list" % msg.board)

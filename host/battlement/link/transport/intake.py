@@ -41,7 +41,6 @@ PING_EVERY = 0.5  # seconds: how often to ask an unknown board for its hello
 PENDING_MAX = 1000  # events held per board while waiting for its hello
 GAP_NOTE_EVERY = 1.0  # seconds: gaps of one board noted at most this often (all are counted)
 STUCK_PING = 1.0  # seconds: how often to ask a board resending past a hole where it stands
-UNSIGNED_NOTE = 60.0  # seconds: a keyed board heard unsigned is said at most this often (all are counted)
 
 
 class Intake:
@@ -54,7 +53,6 @@ class Intake:
     inbox: Inbox
     signed: set[str | None]
     keys: dict[tuple, bytes]
-    _unsigned_said: dict[tuple, float]
     acks_on_commit: bool
     acknowledges: bool
     _loop: asyncio.AbstractEventLoop | None
@@ -78,45 +76,52 @@ class Intake:
         def _deliver(self, msg, ack: tuple | None = None) -> None: ...
         def _put(self, msg, ack) -> None: ...
         def _out(self, link, table: str | None, board: str, frame: bytes, boot: int | None = None) -> None: ...
+        # boots.py's (Boots, the other mixin of Transport)
+        def _mac_table(self, key: tuple) -> str | None: ...
+        def _say(self, what: str, key: tuple, text: str) -> None: ...
+        def _v2(self, line: bytes, key: tuple, boot: int | None) -> None: ...
+        def _booted(self, key: tuple, boot: int) -> None: ...
+        def _said_offline(self, key: tuple, boot: int) -> bool: ...
 
     def _authentic(self, line: bytes, table: str | None, board: str, boot: int | None, link) -> bool:
-        """A board with a key, or of a signed table, must send the MAC of its key over this boot (else
-        counted: mac); any other board is heard as it comes (its table is unsigned: its map's choice)."""
+        """A board with a key, or of a signed table, must send the MAC of its key over its table, its id and
+        this boot (else counted: mac); any other board is heard as it comes (its table is unsigned: its map's
+        choice)."""
         key = self.keys.get((table, board))
         if key is None:
             if table not in self.signed:
                 return True
             self._reject(wire.R_MAC, link, "no key for board %s" % board)
             return False
-        if boot is not None and wire.verify(line, key, boot):
+        if boot is not None and wire.verify(line, key, self._mac_table((table, board)), board, boot):
             return True
         if b" ~" not in line:
             self._unsigned(table, board)
+        else:
+            self._v2(line, (table, board), boot)
         self._reject(wire.R_MAC, link, "no valid MAC for board %s" % board)
         return False
 
     def _unsigned(self, table: str | None, board: str) -> None:
         """A board that has a key heard without a MAC: a forger, or a board flashed without its key. Said in
-        words (at most every UNSIGNED_NOTE per board: a flood is counted, not written out)."""
-        now = time.monotonic()
-        if now - self._unsigned_said.get((table, board), -1e9) >= UNSIGNED_NOTE:
-            self._unsigned_said[(table, board)] = now
-            self._note("board %s has a key but sent an unsigned frame: refused (counted as mac; a forger on the "
-                       "link, or the board flashed without its key)" % named((table, board)))
+        words (at most every boots.SAY_EVERY per board: a flood is counted, not written out)."""
+        self._say("unsigned", (table, board), "board %s has a key but sent an unsigned frame: refused (counted as "
+                  "mac; a forger on the link, or the board flashed without its key)" % named((table, board)))
 
     def _on_hello(self, msg: Hello, link) -> None:
-        if msg.proto != wire.VERSION:
-            self._reject("proto", link, "%s speaks protocol v%d, this host v%d" % (msg.board, msg.proto, wire.VERSION))
-            return
+        """A hello of this protocol (base.py refuses others first), authentic and of no older boot."""
         key = (msg.table, msg.board)
         self._msgid = max(self._msgid, msg.msgid)  # the board takes only newer commands: go on from its last
         if self.inbox.hello(key, msg.boot, msg.acked):
-            self._note("board %s booted (boot %x) on %s" % (msg.board, msg.boot, link if msg.table is None else "table " + link))
+            self._note("board %s booted (boot %d) on %s" % (msg.board, msg.boot, link if msg.table is None else "table " + link))
+        if key in self.keys:
+            self._booted(key, msg.boot)
         if isinstance(link, str) and msg.table is None:
             msg = dataclasses.replace(msg, port=link)
         self.boards[key] = msg
         self._sensors[key] = msg.sensors
-        self._set_online(key, True)
+        if not self._said_offline(key, msg.boot):
+            self._set_online(key, True)
         self._route[key] = link
         self._pinged.pop(key, None)
         self._unsynced.discard(key)

@@ -1,4 +1,4 @@
-// Host page: breaks a board could not time (an ESP32 was collecting memory while a beam broke).
+// Host page: balls a board could not see (an ESP32 held for a moment while a beam broke: "looked away").
 // The bridge never plays them; it asks the host here, in words, with one tap to answer: "Yes, a ball"
 // plays what the sensor's ball would have (journalled, undoable), "No" dismisses it. Only the host's
 // state carries these questions (s.blind), so no other page can show them.

@@ -1,5 +1,6 @@
 // The bridge's health on the host page: its tasks in words, whether each table's boards sign, every
-// counter by reason, the last rejected frames with their reason, and each board's heartbeat.
+// counter by reason, the last rejected frames with their reason, each board's heartbeat and facts, and the
+// fleet: one line a board of every table served (board_health.fleet, boards/registry.py says whence).
 // page.js announces each websocket message ("battlement:message"): the host's states carry the
 // health, and between them the bridge sends {"type": "health"} when it changed; this file draws its
 // own section only.
@@ -21,6 +22,40 @@
     if (!at) return "never";
     const s = Math.max(0, Math.round(Date.now() / 1000 - at));
     return time(at) + " (" + (s < 60 ? s + " s" : Math.round(s / 60) + " min") + " ago)";
+  }
+  // a fact's time: the clock for today's, the date beside it for older ones ("never" when there is none)
+  function when(at) {
+    if (!at) return "never";
+    const s = Math.max(0, Math.round(Date.now() / 1000 - at)), d = new Date(at * 1000);
+    const age = s < 120 ? s + " s" : s < 7200 ? Math.round(s / 60) + " min" : s < 172800 ? Math.round(s / 3600) + " h" : Math.round(s / 86400) + " days";
+    return (s < 72000 ? d.toLocaleTimeString() : d.toLocaleString()) + " (" + age + " ago)";
+  }
+  // A board's facts from the registry, in the fleet's order: what a card and a fleet line say alike.
+  function facts(f) {
+    return {
+      firmware: f.firmware || "unknown",
+      seen: f.last_seen ? when(f.last_seen) : "never seen",
+      key: f.key ? "yes" : f.table_signs ? "MISSING (its table signs: its frames are refused)" : "none",
+      transport: f.transport ? f.transport + " (" + f.transport_from + ")" : "unknown",
+      flashed: f.flashed_at ? when(f.flashed_at) : "not by flash --table",
+      boot: f.boot === null || f.boot === undefined ? "-" : String(f.boot),
+    };
+  }
+  const FLEET = [["table", "Table"], ["board", "Board"], ["state", "State"], ["key", "Key"], ["transport", "Transport"],
+    ["firmware", "Firmware"], ["flashed", "Flashed"], ["seen", "Last seen"], ["boot", "Boot"]];
+  function fleetTable(parent, fleet) {
+    const table = add(parent, "table", undefined, "small fleet");
+    table.id = "fleet";
+    const head = add(add(table, "thead"), "tr");
+    FLEET.forEach(([, title]) => add(head, "th", title));
+    const body = add(table, "tbody");
+    fleet.forEach((f) => {
+      const row = add(body, "tr", undefined, f.state.replace(" ", "-"));
+      row.dataset.table = f.table; row.dataset.board = f.board;
+      const words = Object.assign({ table: f.table, board: f.board + (f.mapped === false ? " (on no map)" : ""),
+        state: STATE[f.state] + (f.link ? " on " + f.link : "") }, facts(f));
+      FLEET.forEach(([k]) => add(row, "td", words[k], "fleet-" + k + (k === "key" && !f.key && f.table_signs ? " warn" : "")));
+    });
   }
   const SVG = "http://www.w3.org/2000/svg";
   function svg(tag, attrs, parent) {
@@ -53,6 +88,7 @@
 
   // One card per board, as ESPHome lists its devices.
   function boardCards(parent, bh) {
+    const fleet = new Map((bh.fleet || []).map((f) => [f.table + "/" + f.board, f]));  // each card's facts
     (bh.boards || []).forEach((b) => {
       const card = add(parent, "div", undefined, "board-card " + b.state.replace(" ", "-"));
       card.dataset.table = b.table; card.dataset.board = b.board; card.dataset.state = b.state;
@@ -71,6 +107,12 @@
       add(card, "div", "beat " + (beat ? ago(beat.at) + ": outbox " + beat.outbox + ", queued " + beat.queued + ", dropped " +
         beat.dropped + ", reconnects " + beat.reconnects + ", up " + Math.round(beat.uptime_ms / 1000) + " s" : "none yet"),
         "small board-beat" + (beat && beat.dropped ? " warn" : ""));
+      const known = fleet.get(b.table + "/" + b.board);
+      if (known) {
+        const f = facts(known);
+        add(card, "div", "firmware " + f.firmware + ", last seen " + f.seen + ", key " + f.key + ", " + f.transport +
+          ", flashed " + f.flashed + ", boot " + f.boot, "small board-facts");
+      }
       if ((b.missing || []).length) add(card, "div", "the map has sensor(s) this board does not: " + b.missing.join(", "), "small warn board-missing");
       const list = add(card, "ul", undefined, "small sensors");
       b.sensors.forEach((s) => {
@@ -97,7 +139,7 @@
   const log = document.getElementById("log");
   if (main) main.insertBefore(section, log || null);
 
-  let boardsOpen = null, wasDown = false;  // the host's own choice to fold or open the boards wins
+  let boardsOpen = null, wasDown = false, fleetOpen = false;  // the host's own choice to fold or open the boards wins
   function render(h) {
     const tasks = h.tasks || [];
     const troubled = tasks.filter((t) => t.restarts || t.state !== "running");
@@ -151,6 +193,15 @@
         ((bh.unknown || []).length ? ", " + bh.unknown.length + " unknown" : ""));
       head.onclick = () => { boardsOpen = !fold.open; };  // the host's click, not a redraw's
       boardCards(add(fold, "div", undefined, "board-cards"), bh);
+    }
+    if ((bh.fleet || []).length) {
+      const fold = add(details, "details", undefined, "fleet-fold");
+      fold.open = fleetOpen;
+      const tables = new Set(bh.fleet.map((f) => f.table)).size;
+      const head = add(fold, "summary", "Fleet: " + bh.fleet.length + " board" + (bh.fleet.length === 1 ? "" : "s") +
+        " on " + tables + " table" + (tables === 1 ? "" : "s"));
+      head.onclick = () => { fleetOpen = !fold.open; };
+      fleetTable(fold, bh.fleet);
     }
     if (boards.length) {
       add(details, "h3", "Boards (last heartbeat)");

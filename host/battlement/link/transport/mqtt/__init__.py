@@ -1,7 +1,8 @@
 """MQTT transport: many tables, many boards, one broker.
 
 Topics (docs/protocol.md, "MQTT"):
-    battlement/<table>/<board>/status   retained "online"/"offline" (board's last will: "offline")
+    battlement/<table>/<board>/status   retained "online"/"offline" (board's last will: "offline"), or from a
+                                        signing board a status frame signed for its boot (transport/boots.py)
     battlement/<table>/<board>/up       board -> host frames, one per message, events QoS 1
     battlement/<table>/<board>/down     host -> board frames (led/config/ping/evack), QoS 1
 
@@ -26,11 +27,14 @@ it reads: a test shortens COMMAND_EXPIRY by setting it here. The other modules' 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import gmqtt
 
-from battlement.link.transport.base import PING_EVERY, NoRoute
+from battlement.link import wire
+from battlement.link.messages import Hello, from_frame
+from battlement.link.transport.base import NoRoute
 from battlement.link.transport.mqtt.client import _Client as _Client
 from battlement.link.transport.mqtt.codec import COMMAND
 from battlement.link.transport.mqtt.codec import _command_key as _command_key
@@ -72,6 +76,7 @@ class MqttTransport(Keeper):
     """
 
     evack_delay = EVACK_EVERY
+    serves: set[str] | None = None  # the tables whose boards this link takes (None: every table it hears)
 
     def __init__(
         self,
@@ -100,8 +105,19 @@ class MqttTransport(Keeper):
         self._matched.clear()
         if topic_filter.split("/")[0] in (ROOT, "+", "#"):
             self._extra_under_root = True
-        if self._up and self._client is not None:
-            self._client.subscribe(gmqtt.Subscription(topic_filter, qos=1))
+        self._subscribe_now(topic_filter)
+
+    def _subscribe_now(self, topic_filter: str) -> None:
+        """A filter added while the link is up is subscribed to at once; while every packet id is in flight
+        (a burst of commands fills the broker's receive maximum), again a moment later, as they come back."""
+        c = self._client
+        if c is None or not self._up:
+            return  # the next connect subscribes to it with the rest
+        try:
+            c.subscribe(gmqtt.Subscription(topic_filter, qos=1))
+        except OverflowError:  # gmqtt listed it before finding no id: listed again on the next try
+            c.subscriptions = [sub for sub in c.subscriptions if sub.topic != topic_filter]
+            asyncio.get_running_loop().call_later(0.05, self._subscribe_now, topic_filter)
 
     def publish_raw(self, topic_name: str, payload: bytes, qos: int = 0, retain: bool = False) -> bool:
         """Publish outside the boards' protocol (no expiry). QoS 1 is kept across a reconnect; False: not sent now."""
@@ -153,20 +169,35 @@ class MqttTransport(Keeper):
             self._reject("topic", name, "ids must be 1-32 of a-z, 0-9, '-'")
             return
         table, board, leaf = where
-        if leaf == "status":
-            if payload in (b"online", b"offline"):
-                self._set_online((table, board), payload == b"online")
-                self._note("board %s/%s is %s" % (table, board, payload.decode()))
-                if payload == b"online" and (table, board) not in self._route and self._loop is not None:
-                    # Its hello normally follows; if it went out before we subscribed, ask for it.
-                    self._loop.call_later(PING_EVERY, self._hello_due, table, board)
-            else:
-                self._reject("syntax", name, "status must be online or offline")
+        if self.serves is not None and table not in self.serves:
+            self._elsewhere(table, board, leaf, payload)
+            return
+        if leaf == "status":  # plain words from an unsigned board, a signed status frame from a signing one
+            self._on_status(table, board, payload, name)
             return
         if len(payload) > MAX_FRAME:
             self._reject("length", name, "%d bytes" % len(payload))
             return
         self._handle_line(payload, table, table, board)
+
+    def _elsewhere(self, table: str, board: str, leaf: str, payload: bytes) -> None:
+        """A frame of a table this bridge does not serve (another bridge's, on a broker they share): never
+        taken, asked for or answered, for an answer would acknowledge events that no journal here holds.
+        Its hello and status only name the board among the unknown ones (board health)."""
+        self._count("other-table")
+        key = (table, board)
+        try:
+            if leaf == "status" and key in self.boards:
+                words = payload in (b"online", b"offline")
+                self._set_online(key, payload == b"online" if words else wire.decode(payload)[1][3] == "online")
+            elif leaf == "up" and payload.startswith(b"hello "):
+                typ, fields = wire.decode(payload)
+                msg = from_frame(typ, fields, table)
+                if isinstance(msg, Hello) and msg.board == board:
+                    self.boards[key] = msg
+                    self._set_online(key, True)
+        except (wire.WireError, IndexError):
+            pass  # a stranger's bad frame is its own bridge's to refuse and count
 
     def _hello_due(self, table: str, board: str) -> None:
         if self._client is not None and self.online.get((table, board)) and (table, board) not in self._route:

@@ -51,6 +51,9 @@ class Keeper(Transport):
 
     # MqttTransport's extra subscriptions (subscribe_extra): subscribed to on every connect too.
     _extra: dict[str, list[Callable[[str, bytes], None]]]
+    # False: a client that hears no boards, only its extra subscriptions (the venue hub): its login
+    # need not be allowed the boards' topics, and their frames never reach it.
+    hears_boards = True
 
     def __init__(
         self,
@@ -192,14 +195,15 @@ class Keeper(Transport):
                            lost, "CONNECT", c, version)
         self.version = VERSIONS.get(version, str(version))
         sub = "%s/%s/+/" % (ROOT, self.table or "+")
-        filters = [sub + "up", sub + "status", *self._extra]
+        boards = [sub + "up", sub + "status"] if self.hears_boards else []
+        filters = [*boards, *self._extra]
         self._suback = loop.create_future()
         c.subscriptions = []  # gmqtt matches SUBACKs against this list: this connection's filters only
         c.subscribe([gmqtt.Subscription(f, qos=1) for f in filters])
         granted = await self._answer(self._suback, lost, "SUBSCRIBE", c, version)
-        if any(q >= 0x80 for q in granted[:2]):
+        if any(q >= 0x80 for q in granted[:len(boards)]):
             raise Refused("subscription to %s* refused (check the broker's ACL)" % sub)
-        for f, q in zip(filters[2:], granted[2:]):
+        for f, q in zip(filters[len(boards):], granted[len(boards):]):
             if q >= 0x80:  # the boards still play; only what came with this filter is missing
                 self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, f))
         return lost
