@@ -88,21 +88,33 @@ class HubProcess:
             self.log.close()
 
 
+RING = "abcdefgn"  # a Ringo ring's cells in order: a ring-1 cell and the one 4 along face each other across the castle
+
+
 def choose(st, policy):
-    """The input a player presses now: the first the host page offers, or (policy: a number) one picked by
-    that number and the game's progress alone, so a game replayed from the same state goes the same way,
+    """The move a player makes now: the first the host page offers, or (policy: a number) one picked by
+    that number and the game's turn alone, so a game played again from the same turn goes the same way,
     after a restart of its bridge too."""
-    sensed = st["sensed"]
+    moves = [m for m in st["sensed"] if m.get("t") == "move"]
+    if not moves:
+        raise AssertionError("no move offered on the host page: %s" % st["sensed"][:4])
     if policy is None:
-        return sensed[0]
-    view = st["view"]
-    k = zlib.crc32(("%d:%d:%d" % (policy, view["turns"], view.get("hand") is None)).encode())
-    return sensed[k % len(sensed)]
+        return moves[0]
+    return moves[zlib.crc32(("%d:%d" % (policy, st["view"]["turns"])).encode()) % len(moves)]
+
+
+def presses(move):
+    """The sensor presses that make a move on the table: the move itself (its lift, the pieces it takes off
+    the cells, its put), and for a defender's jump across the castle the attacker it takes out of the
+    castle, which the move's own presses leave out (Ringo's adapter compares the cells alone)."""
+    frm, to = move["from"], move["to"]
+    jump = frm[1:] == to[1:] == "1" and (RING.index(frm[0]) - RING.index(to[0])) % 8 == 4
+    return [move] + ([{"t": "cell", "cell": "castle", "occupied": False}] if jump else [])
 
 
 def play_to_end(bridge, table, policy=None, moves=400, gate=lambda st: None):
-    """Play the table's game to its end from the host page (see choose); the last state. gate(state) is
-    called before each move (it may hold the player there, between two moves)."""
+    """Play the table's game to its end from the host page, a whole move at a time (see choose); the last
+    state. gate(state) is called before each move (it may hold the player there, between two moves)."""
     host = Ws(bridge.url, role="host", table=table, code=bridge.host_code)
     try:
         st = host.state()
@@ -110,19 +122,18 @@ def play_to_end(bridge, table, policy=None, moves=400, gate=lambda st: None):
             if st["view"]["over"]:
                 return st
             gate(st)
-            n, mark = st["counters"]["inputs"], len(host.frames)
-            inp = choose(st, policy)
-            reply = host.act(action="sense", input=inp)
-            if not reply["ok"]:  # boards not back yet after a restart: look again
-                time.sleep(0.1)
-                st = host.state()
-                continue
-            k = 2 if inp.get("t") == "move" else 1  # a move is a lift and a put: played once both are in
+            turns, mark = st["view"]["turns"], len(host.frames)
+            for press in presses(choose(st, policy)):
+                reply = host.act(action="sense", input=press)
+                assert reply["ok"], reply
 
-            def played(s, n=n, k=k):
-                return s.get("type") == "state" and s["counters"]["inputs"] >= n + k
-            early = [m for m in host.frames[mark:] if played(m)]
-            st = early[-1] if early else host.state(played, timeout=30)
+            # a move is made once every sensor of it is in, whichever board spoke first: the turn has passed
+            # and nothing is left in the hand; choosing before that could choose from a half-made move
+            def made(s, turns=turns):
+                return s.get("type") == "state" and (s["view"]["over"] or (
+                    s["view"]["turns"] > turns and s["view"].get("hand") is None))
+            early = [m for m in host.frames[mark:] if made(m)]
+            st = early[-1] if early else host.state(made, timeout=30)
         raise AssertionError("the game on %s was not over after %d moves" % (table, moves))
     finally:
         host.close()

@@ -18,7 +18,7 @@ TEAMS = ["Knights", "Orcs", "Elves", "Dwarves", "Giants", "Trolls", "Wizards", "
 # The matches the defenders (each match's second team) win: the players of the others press the first move
 # the page offers, which the attackers win; these a game that the defenders win (tests/support/hubproc.choose).
 UPSETS = {"W1-2", "W1-4", "W3-1"}
-UPSET_POLICY = 5
+UPSET_POLICY = 18
 TABLES = ["table-1", "table-2", "table-3", "table-4"]
 SPEECH = "window.__said = []; if (window.speechSynthesis) speechSynthesis.speak = (u) => window.__said.push(u.text);"
 
