@@ -43,8 +43,8 @@ class Table(TableAdapter):
 
     def to_sensors(self, state, inp):
         """A cell input is its one sensor change. A move is found by playing it on a copy of the
-        game and comparing the public boards: lift the piece, take off what it captured, put it
-        down (or into the castle)."""
+        game and comparing the public boards: lift the piece, take off what it captured (out of the
+        castle too), put it down (or into the castle)."""
         if inp.get("t") == "cell":
             return [(inp["cell"], 1 if inp["occupied"] else 0)]
         if inp.get("t") != "move":
@@ -57,6 +57,8 @@ class Table(TableAdapter):
         was, now = self.rules.view(state, None), self.rules.view(after, None)
         off = sorted(c for c in was["cells"] if now["cells"].get(c) != was["cells"][c] and c != inp["from"])
         steps = [(inp["from"], 0)] + [(c, 0) for c in off]
+        if now["castle"] < was["castle"]:  # a defender's jump across the castle takes an attacker out of it
+            steps.append(("castle", 0))
         return steps + [("castle" if now["castle"] > was["castle"] else inp["to"], 1)]
 
     def lighting(self, view, objects):

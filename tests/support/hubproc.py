@@ -88,9 +88,6 @@ class HubProcess:
             self.log.close()
 
 
-RING = "abcdefgn"  # a Ringo ring's cells in order: a ring-1 cell and the one 4 along face each other across the castle
-
-
 def choose(st, policy):
     """The move a player makes now: the first the host page offers, or (policy: a number) one picked by
     that number and the game's turn alone, so a game played again from the same turn goes the same way,
@@ -104,12 +101,9 @@ def choose(st, policy):
 
 
 def presses(move):
-    """The sensor presses that make a move on the table: the move itself (its lift, the pieces it takes off
-    the cells, its put), and for a defender's jump across the castle the attacker it takes out of the
-    castle, which the move's own presses leave out (Ringo's adapter compares the cells alone)."""
-    frm, to = move["from"], move["to"]
-    jump = frm[1:] == to[1:] == "1" and (RING.index(frm[0]) - RING.index(to[0])) % 8 == 4
-    return [move] + ([{"t": "cell", "cell": "castle", "occupied": False}] if jump else [])
+    """The presses that make a move on the table: the move itself (the adapter turns it into its lift, the
+    pieces it takes off, a capture out of the castle, and its put)."""
+    return [move]
 
 
 def play_to_end(bridge, table, policy=None, moves=400, gate=lambda st: None):
