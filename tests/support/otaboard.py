@@ -62,6 +62,7 @@ class Rig:
         self.exits: list[int] = []  # how each run of the board's process ended (3: it reset itself)
         self.logs: list[str] = []
         self.dropped = 0
+        self.armed = 0  # how many times cut_power_at was called
         self.stopping = False
         self._tasks: list[asyncio.Task] = []
 
@@ -78,8 +79,10 @@ class Rig:
 
     async def stop(self):
         self.stopping = True
-        for t in self._tasks:
-            t.cancel()
+        watch, take = self._tasks or (None, None)
+        if watch is not None:
+            await asyncio.wait_for(watch, 30)  # a restart under way ends first: its process is then stopped
+            take.cancel()
         await self.up.stop()
         await self.bridge.stop()
         await asyncio.to_thread(self.fw.stop)
@@ -156,9 +159,16 @@ class Rig:
     def cut_power_at(self, n, at=None):
         """The board dies at its n-th filesystem write from now (counted across its restarts), or at the n-th
         whose "<op> <path>" the regex `at` matches (tests/firmware/fakes/os.py)."""
-        self.budget.write_text("%d %s" % (n, at) if at else str(n))
-        log = self.budget.with_name(self.budget.name + ".log")
-        log.unlink(missing_ok=True)
+        self.armed += 1
+        self.budget.with_name(self.budget.name + ".log").unlink(missing_ok=True)
+        tmp = self.budget.with_name(self.budget.name + ".tmp")
+        tmp.write_text("%d %d %s" % (self.armed, n, at) if at else "%d %d" % (self.armed, n))
+        os.replace(tmp, self.budget)  # whole: the board never reads half of it
+
+    def was_cut(self):
+        """The power went, as cut_power_at asked, since it was last called."""
+        count = self.budget.with_name(self.budget.name + ".count")
+        return count.exists() and count.read_text() == "%d cut" % self.armed
 
     def writes(self):
         """The filesystem writes since cut_power_at, as "<op> <path>"; the last one is where it died."""

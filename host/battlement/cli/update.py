@@ -101,6 +101,8 @@ def run(args) -> int:
     for what in ("table", "board"):
         if getattr(args, what):
             check_id(what, getattr(args, what))
+    if not 2 <= args.trial <= 600:
+        raise UserError("--trial %g: give 2 to 600 seconds (a board takes no other trial)" % args.trial)
     return asyncio.run(_run(args))
 
 

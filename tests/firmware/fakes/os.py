@@ -1,14 +1,15 @@
 """Simulated `os`: the unix port's own, with the power cut at a chosen filesystem write.
 
-BATTLEMENT_FS_KILL names a file holding how many more filesystem writes the board may make, counted
-across its reboots (tests/firmware/test_ota_faults.py): "<n>", or "<n> <regex>" to count only the writes
-whose "<op> <path>" it matches (e.g. "2 ^rename fwset": the second time the pointer file is swapped). These
-are writes: opening a file for writing (it creates or truncates it), each write() to it, rename, remove,
-mkdir, rmdir. The write that finds the count at 1 is cut: a write() puts down the first half of its bytes,
-anything else does nothing, and the board dies there (SIGKILL: no finally runs, no file is closed), as a
-board does when its power goes in the middle of a flash write. The count file is removed first, so the
-board that comes back runs free. Every write is logged in <file>.log ("<count or -> <op> <path>").
-Without BATTLEMENT_FS_KILL nothing here differs from the port's `os`.
+BATTLEMENT_FS_KILL names a file the test writes (tests/firmware/test_ota_faults.py): "<arming> <n>", or
+"<arming> <n> <regex>" to count only the writes whose "<op> <path>" the regex matches (e.g. "7 2 ^rename
+fwset": the second time the pointer file is swapped). These are writes: opening a file for writing (it
+creates or truncates it), each write() to it, rename, remove, mkdir, rmdir. They are counted across the
+board's reboots in <file>.count ("<arming> <count>", this module's alone: the test only ever writes the
+first file, so disarming it by removing it races with nothing here). The n-th is cut: a write() puts down
+the first half of its bytes, anything else does nothing, <file>.count says "<arming> cut" (never twice for
+one arming), and the board dies there (SIGKILL: no finally runs, no file is closed), as a board does when
+its power goes in the middle of a flash write. Every write is logged in <file>.log ("<count or -> <op>
+<path>"). Without BATTLEMENT_FS_KILL nothing here differs from the port's `os`.
 """
 
 import builtins
@@ -21,26 +22,34 @@ _BUDGET = uos.getenv("BATTLEMENT_FS_KILL")
 _open = builtins.open
 
 
+def _words(path, n):
+    try:
+        with _open(path) as f:
+            return f.read().split(" ", n)
+    except OSError:
+        return []
+
+
 def _cut(op, path):
     """Count one write; True if it is the one the power goes at."""
-    try:
-        with _open(_BUDGET) as f:
-            words = f.read().split(" ", 1)
-        left = int(words[0])
-    except (OSError, ValueError):
+    arm = _words(_BUDGET, 2)
+    if len(arm) < 2:
         return False
+    done = _words(_BUDGET + ".count", 1)
+    if len(done) == 2 and done[0] == arm[0] and done[1] == "cut":
+        return False
+    count = int(done[1]) if len(done) == 2 and done[0] == arm[0] else 0
     what = "%s %s" % (op, path)
-    counts = len(words) < 2 or re.search(words[1], what) is not None
+    counts = len(arm) < 3 or re.search(arm[2], what) is not None
     with _open(_BUDGET + ".log", "a") as f:
-        f.write("%s %s\n" % (left if counts else "-", what))
+        f.write("%s %s\n" % (count + 1 if counts else "-", what))
     if not counts:
         return False
-    if left > 1:
-        with _open(_BUDGET, "w") as f:
-            f.write(" ".join([str(left - 1)] + words[1:]))
-        return False
-    uos.remove(_BUDGET)
-    return True
+    count += 1
+    cut = count >= int(arm[1])
+    with _open(_BUDGET + ".count", "w") as f:
+        f.write("%s %s" % (arm[0], "cut" if cut else count))
+    return cut
 
 
 def _die():
