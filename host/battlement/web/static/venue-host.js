@@ -16,7 +16,7 @@
     '<datalist id="team-list"></datalist><button type="submit">Add player</button>' +
     '<div id="roster" class="small"></div></form>' +
     '<form id="tournament-form"><h3>New tournament</h3>' +
-    '<label>Title <input type="text" id="t-title" placeholder="Friday Ringo Cup"></label>' +
+    '<label>Title <input type="text" id="t-title" placeholder="Friday Cup"></label>' +
     '<label>Game <select id="t-game"></select></label>' +
     '<label>Format <select id="t-format"><option value="single_elimination">single elimination</option>' +
     '<option value="double_elimination">double elimination</option><option value="round_robin">round robin</option>' +
@@ -92,7 +92,7 @@
   V.hooks.push((m) => {
     if (!gamesDone) {
       fill($("t-game"), m.games.map((g) => [g, g]));
-      $("t-game").value = m.games.includes("ringo") ? "ringo" : m.games[0];
+      $("t-game").value = m.games[0];
       gamesDone = true;
     }
     if (!$("t-teams").value && document.activeElement !== $("t-teams")) $("t-teams").value = m.teams.join("\n");
