@@ -113,6 +113,7 @@ class App:
         self.overflows = 0  # pauses after which the scheduler may have dropped handlers
         self.held = self.held_max = 0  # edges whose handlers ran back to back (held together), now and at most
         self.last_t = 0  # the stamp of the edge before
+        self._before_cb = self._before  # made once: a bound method made at each drain is garbage every cycle
         self.wake = asyncio.Event()
         self.ring = Ring(self.opt["ring"])
         self.channels = []  # ring channel number -> detector with .edge(level, t)
@@ -195,7 +196,7 @@ class App:
             # The stretches checked meet end to end: a pause that begins once this reading is taken (during the
             # drain, or right after it) is in the next one, never between two.
             self.sensed_at = t0
-        n = self.ring.drain(self.channels, self._before)
+        n = self.ring.drain(self.channels, self._before_cb)
         if self.ring.ctl[2] != self.ring_lost:
             self.ring_lost = self.ring.ctl[2]
             for b in self.beams:

@@ -10,6 +10,7 @@ from array import array
 
 import hal
 import machine
+from micropython import const
 
 # An edge reaches the ring this long after it happens at most (rp2 hard IRQ 10-20 us; esp32's
 # scheduler runs a handler within ~150 us once the VM is free): decisions that need "no edge
@@ -79,6 +80,15 @@ class Ring:
 WATCH_US = 150
 LATE_US = 200
 WATCH_FOR_US = 2000  # the longest min_pulse_us (1.8 ms) and a latency: past that a break is a ball anyway
+# The Watch's state, one array("i"): it is written from its callback and the pins' handlers.
+_UNTIL = const(0)  # watch until
+_TICK = const(1)  # the last tick (the VM ran then)
+_H0 = const(2)  # the hold not told yet: from
+_H1 = const(3)  # ... to
+_NOTED = const(4)  # holds noted (by the ticks)
+_TOLD = const(5)  # ... and told (by the drains)
+_OWN0 = const(6)  # the firmware's own last hold (an LED frame: its length is known, it hides nothing): from
+_OWN1 = const(7)  # ... to
 
 
 class Watch:
@@ -94,39 +104,37 @@ class Watch:
 
     def __init__(self, timer):
         self.timer = timer
-        # watch until, last tick, held from, held to, holds noted (the tick's), holds told (the drain's),
-        # and the firmware's own last hold, from, to (an LED frame: its length is known, it hides nothing)
-        self.st = array("i", (0, 0, 0, 0, 0, 0, 0, 0))
+        self.st = array("i", bytes(4 * 8))
         self.on = False
         self.cb = self._tick  # made once: a bound method per re-arm would be garbage
-        self.held = 0  # holds seen (the beat's figures, tests)
+        self.held = 0  # holds seen
 
     def arm(self, t):
         """From an edge's handler stamped t: watch until WATCH_FOR_US after it."""
         st = self.st
-        st[0] = hal.add(t, WATCH_FOR_US)
+        st[_UNTIL] = hal.add(t, WATCH_FOR_US)
         if not self.on:
             self.on = True
-            st[1] = t
+            st[_TICK] = t
             self.timer.init(mode=machine.Timer.ONE_SHOT, freq=1000000 // WATCH_US, callback=self.cb)
 
     def own(self, t0, t1):
         """The firmware held the VM itself from t0 to t1 (an LED frame): no pause it missed. Told after the
         frame, when the tick it held back has run: tell() takes it off that tick's lateness."""
-        self.st[6] = t0
-        self.st[7] = t1
+        self.st[_OWN0] = t0
+        self.st[_OWN1] = t1
 
     def _tick(self, _timer):
         t = hal.ticks_us()
         st = self.st
-        if hal.diff(t, st[1]) > WATCH_US + LATE_US:
-            if st[4] == st[5]:
-                st[2] = st[1]  # a new hold (else it joins the one not told yet)
-            st[3] = t
-            st[4] += 1
+        if hal.diff(t, st[_TICK]) > WATCH_US + LATE_US:
+            if st[_NOTED] == st[_TOLD]:
+                st[_H0] = st[_TICK]  # a new hold (else it joins the one not told yet)
+            st[_H1] = t
+            st[_NOTED] += 1
             self.held += 1
-        st[1] = t
-        if hal.diff(st[0], t) > 0:
+        st[_TICK] = t
+        if hal.diff(st[_UNTIL], t) > 0:
             self.timer.init(mode=machine.Timer.ONE_SHOT, freq=1000000 // WATCH_US, callback=self.cb)
         else:
             self.on = False
@@ -134,18 +142,21 @@ class Watch:
     def tell(self, channels):
         """Hand the hold seen since the last drain to every detector that times its edges by pauses."""
         st = self.st
-        n = st[4]
-        if n == st[5]:
+        n = st[_NOTED]
+        if n == st[_TOLD]:
             return
-        p0 = st[2]
-        p1 = st[3]
-        st[5] = n
-        if hal.diff(st[6], p0) >= 0 and hal.diff(p1, st[6]) >= 0 and \
-                hal.diff(p1, p0) - hal.diff(st[7], st[6]) <= WATCH_US + LATE_US:
+        p0 = st[_H0]
+        p1 = st[_H1]
+        st[_TOLD] = n
+        if hal.diff(st[_OWN0], p0) >= 0 and hal.diff(p1, st[_OWN0]) >= 0 and \
+                hal.diff(p1, p0) - hal.diff(st[_OWN1], st[_OWN0]) <= WATCH_US + LATE_US:
             return  # late only by the firmware's own frame, which began in the stretch (and held its tick)
         for det in channels:
             if hasattr(det, "paused"):
                 det.paused(p0, p1, LATENCY_US)  # the VM ran the tick at p0: an edge after it came after its alarm
+
+
+_BOTH = machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING
 
 
 class EdgePin:
@@ -164,22 +175,21 @@ class EdgePin:
         self.ch = ch
         self.pin = machine.Pin(pin_no, machine.Pin.IN, pull)
         self.lv = self.pin.value()  # the level the last logged edge left
-        self.both = machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING
         self.hard = True
         try:
-            self.pin.irq(handler=self._irq, trigger=self.both, hard=True)
+            self.pin.irq(handler=self._irq, trigger=_BOTH, hard=True)
         except (TypeError, ValueError):  # esp32: no hard= (ports/esp32/machine_pin.c)
             self.hard = False
             if ring.watch is None:
                 ring.watch = Watch(machine.Timer(0))
             self.watch = ring.watch
-            self.pin.irq(handler=self._soft, trigger=self.both)
+            self.pin.irq(handler=self._soft, trigger=_BOTH)
 
     def _irq(self, pin):
         # Hard IRQ: no allocation, no exceptions, just record.
         t = hal.ticks_us()
         lv = pin.value()
-        if pin.irq().flags() == self.both:
+        if pin.irq().flags() == _BOTH:
             self._put(1 - lv, t)  # two edges latched while masked: the other level came first
         self._put(lv, t)
 

@@ -10,10 +10,13 @@ The sensing task drains the ring (edges.py) into each sensor's detectors:
 - Mux: multiplexed cells, scanned from the sensing task.
 """
 
+from array import array
+
 import hal
 import machine
 from beam import Beam
 from edges import REPAIR_US, SAFE_US, EdgePin, Ring  # noqa: F401 - app.py takes the sensing parts from here
+from micropython import const
 
 
 class Sensor:
@@ -29,41 +32,34 @@ class Sensor:
 
 
 class BeamSensor(Sensor):
+    """One beam; its Beam tells it (beam.py: ball, blind, blocked) and it emits the events."""
+
     def __init__(self, sid, emit, active, min_pulse_us, lockout_us, block_us=500000):
         Sensor.__init__(self, sid, "beam", emit)
-        self.beam = Beam(active, min_pulse_us, lockout_us, self._ball, block_us)
-        self.beam.on_blind = self._blind
-        self.beam.on_blocked = self._blocked
+        self.beam = Beam(active, min_pulse_us, lockout_us, self, block_us)
         self.balls = 0
 
     def channels(self):
         return (self.beam,)
 
     def poll(self, now):
-        for b in self.channels():
-            b.expire(now)
+        self.beam.expire(now)  # every cycle: no tuple of channels made (nothing allocated while sensing)
 
-    def _ball(self, t, w):
+    def ball(self, beam, t, w):
         self.balls += 1
         self.emit(self, 1, t, w)
 
-    def _blind(self, t, span, pause):
+    def blind(self, beam, t, span, pause):
         # value: the pause in ms (1-65535); t: the earliest the untimed spell may have begun; width: to its last clear.
         self.emit(self, min(65535, max(1, (pause + 999) // 1000)), t, span, "blind")
 
-    def _blocked(self, t, width, on):
+    def blocked(self, beam, t, width, on):
         # value: 1 blocked (dark past block_ms), 0 clear again; t: when the dark began; width: how long so far.
         self.emit(self, on, t, min(width, 0x3FFFFFFF), "blocked")
 
     def set(self, key, value):
         for b in self.channels():
-            if key == "min_us":
-                b.min_pulse_us = value
-            elif key == "lockout_ms":
-                b.lockout_us = value * 1000
-            elif key == "block_ms":
-                b.block_us = value * 1000
-            else:
+            if not b.set(key, value):
                 return False
         return True
 
@@ -73,27 +69,40 @@ class TwoBeamSensor(BeamSensor):
 
     def __init__(self, sid, emit, active, min_pulse_us, lockout_us, block_us=500000):
         BeamSensor.__init__(self, sid, emit, active, min_pulse_us, lockout_us, block_us)
-        self.mouth = Beam(active, min_pulse_us, lockout_us, self._mouth, block_us)
-        self.mouth.on_blind = self._mouth_blind
-        self.mouth.on_blocked = self._blocked
+        self.mouth = Beam(active, min_pulse_us, lockout_us, self, block_us)
         self.waiting = False  # a ball passed the mouth and has not reached the lower beam yet
         self.bounced = 0  # mouth balls that never reached the lower beam
 
     def channels(self):
         return (self.mouth, self.beam)
 
-    def _mouth(self, t, w):
-        if self.waiting:
-            self.bounced += 1  # the previous mouth ball never arrived below
-        self.waiting = True
+    def poll(self, now):
+        self.mouth.expire(now)
+        self.beam.expire(now)
 
-    def _mouth_blind(self, t, span, pause):
-        # Only the lower beam says "in": a mouth the pause hid may have let a ball through.
-        self.waiting = True
-
-    def _ball(self, t, w):
+    def ball(self, beam, t, w):
+        if beam is self.mouth:
+            if self.waiting:
+                self.bounced += 1  # the previous mouth ball never arrived below
+            self.waiting = True
+            return
         self.waiting = False
-        BeamSensor._ball(self, t, w)
+        BeamSensor.ball(self, beam, t, w)
+
+    def blind(self, beam, t, span, pause):
+        if beam is self.mouth:
+            self.waiting = True  # only the lower beam says "in": a mouth the pause hid may have let a ball through
+            return
+        BeamSensor.blind(self, beam, t, span, pause)
+
+
+# A tilt's or presence cell's state, one array("i") (up to 41 cells on a board): see Beam's.
+_ACTIVE = const(0)  # the level that means fallen / occupied
+_SETTLE = const(1)  # settle_us
+_LEVEL = const(2)  # the level its edges (or reads) last said
+_CHANGED = const(3)  # ... since when
+_REPORTED = const(4)  # the state last reported (1 fallen / occupied)
+_ODD = const(5)  # since when the pin disagrees with the edges, -1 when it agrees
 
 
 class Settled(Sensor):
@@ -105,52 +114,53 @@ class Settled(Sensor):
 
     def __init__(self, sid, kind, emit, active, settle_us, level, now, read=None):
         Sensor.__init__(self, sid, kind, emit)
-        self.active = active
-        self.settle_us = settle_us
-        self.level = level
-        self.changed = now
-        self.reported = 0
+        self.s = array("i", (active, settle_us, level, now, 0, -1))
         self.read = read  # current level of a direct pin, to recover from a lost edge
         self.src = None  # its EdgePin
         self.ring = None
-        self.odd = -1  # since when the pin disagrees with the edges
         self.chatter = 0
 
     def channels(self):
         return (self,)
 
+    def busy(self):
+        """A lost edge is being repaired."""
+        return self.s[_ODD] >= 0
+
     def edge(self, level, t):
-        self.odd = -1
-        if level != self.level:
-            self.level = level
-            self.changed = t
+        s = self.s
+        s[_ODD] = -1
+        if level != s[_LEVEL]:
+            s[_LEVEL] = level
+            s[_CHANGED] = t
             self.chatter += 1
 
     def poll(self, now):
+        s = self.s
         if self.read is not None and self.src is None:
             lv = self.read()  # polled (esp32): its handlers would take the scheduler's slots from the beams
-            if lv != self.level:
+            if lv != s[_LEVEL]:
                 self.edge(lv, now)
         elif self.read is not None and not (self.ring is not None and self.ring.pending()):
             # A pin that disagrees for REPAIR_US with no edge on the way lost one (a scheduled
             # handler may still be coming in the meantime).
             lv = self.read()
-            if lv == self.level:
-                self.odd = -1
-            elif self.odd < 0:
-                self.odd = now
-            elif hal.diff(now, self.odd) >= REPAIR_US:
-                self.edge(lv, self.odd)
+            if lv == s[_LEVEL]:
+                s[_ODD] = -1
+            elif s[_ODD] < 0:
+                s[_ODD] = now
+            elif hal.diff(now, s[_ODD]) >= REPAIR_US:
+                self.edge(lv, s[_ODD])
                 if self.src is not None:
                     self.src.resync(lv)
-        state = 1 if self.level == self.active else 0
-        if state != self.reported and hal.diff(now, self.changed) >= self.settle_us:
-            self.reported = state
-            self.emit(self, state, self.changed, 0)
+        state = 1 if s[_LEVEL] == s[_ACTIVE] else 0
+        if state != s[_REPORTED] and hal.diff(now, s[_CHANGED]) >= s[_SETTLE]:
+            s[_REPORTED] = state
+            self.emit(self, state, s[_CHANGED], 0)
 
     def set(self, key, value):
         if key == "stable_ms":
-            self.settle_us = value * 1000
+            self.s[_SETTLE] = value * 1000
             return True
         return False
 

@@ -72,8 +72,9 @@ def show(n, grb):
     global last
     machine.stats["frames"] = machine.stats.get("frames", 0) + 1
     line = _line[0]
-    if len(line) != 3 + 7 * n:
-        line = bytearray(b"px " + b"000000," * n)
+    if len(line) != 4 + 7 * n - (1 if n else 0):
+        line = bytearray(b"px " + b"000000," * n + (b"" if n else b"\n"))
+        line[len(line) - 1] = 10  # the line's end (a frame of 0 pixels: "px \n")
         _line[0] = line
     for i in range(n):
         w = grb(i)
@@ -85,4 +86,4 @@ def show(n, grb):
     if last is None:
         last = Shown()
     last.n = n
-    machine.report(line[: len(line) - 1] if n else b"px ")
+    machine.report(line)  # the line as it is: a frame is no copy (the firmware's heap is measured with this one)

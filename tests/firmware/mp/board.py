@@ -81,7 +81,8 @@ def idle():
     if a.ring.pending() or not machine.quiet():
         return False
     for b in a.channels:
-        if getattr(b, "start", -1) >= 0 or getattr(b, "broken", False) or getattr(b, "odd", -1) >= 0:
+        if b.busy() if hasattr(b, "busy") else (
+                getattr(b, "start", -1) >= 0 or getattr(b, "broken", False) or getattr(b, "odd", -1) >= 0):
             return False
     return True
 
