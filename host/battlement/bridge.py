@@ -26,7 +26,7 @@ from battlement.link import keys as boardkeys
 from battlement.link.messages import Beat, Event, Hello, Led, Reply
 from battlement.link.transport import BadCommand, MqttTransport, NoRoute, SerialTransport
 from battlement.link.transport.mqtt import check_ca
-from battlement.ops import hass
+from battlement.ops import hass, supervise
 from battlement.ops.health import Health
 from battlement.ops.metrics import Metrics
 from battlement.ops.supervise import Supervisor, forget_dead_tasks, guard_frames, shown, watch_tasks
@@ -164,17 +164,15 @@ class Bridge(Health):
             sim.start()
         self.supervisor.spawn("throw timer", self._tick)
         self.supervisor.spawn("journal checkpointer", self._checkpoints)
-        loop = asyncio.get_running_loop()
-
-        def from_player() -> None:  # the player thread tells the pages through the loop
-            loop.call_soon_threadsafe(self.sound_changed)
-        self.sound.on_change = from_player
+        # the player thread tells the pages through the loop
+        self.sound.on_change = functools.partial(asyncio.get_running_loop().call_soon_threadsafe, self.sound_changed)
         if self.sound.problem:
             self._note("sound: " + self.sound.problem)
         # No relight here: each session drew its table when it opened its game, and each board's
         # hello makes it light that board again (forget_board).
         if self.resume is not None and not self.resume.get("playing"):  # as the host page's "Resume this game"
             self.resume["reply"] = self.resume_previous(self.resume["table"], self.resume["id"])
+        supervise.settle_heap()  # what start-up made stays: the cycle collector leaves it be
 
     async def stop(self) -> None:
         await self.supervisor.stop()

@@ -17,7 +17,8 @@ event to the last:
 - the bridge: the whole of it as `battlement run --mqtt` runs it (Home Assistant discovery on,
   its default): every event journalled, ruled, lit (LED commands to the board), evacked after
   its commit and published to Home Assistant. The events are Ringo's: a piece lifted from b5
-  and put back, over and over, on each of the 100 tables. Target: >= 0.3 of raw paho.
+  and put back, over and over, on each of the 100 tables. Target: >= 0.5 of raw paho at QoS 1 and at
+  QoS 0 alike, in every round (docs/bridge.md, "Capacity").
 
 Each path is measured in rounds that alternate with the others (best of the rounds),
 each printed beside raw paho's rate and the ratio to it.
@@ -60,7 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PATHS = ("paho", "gmqtt", "aiomqtt", "transport", "bridge")
 NAMES = {"paho": "raw paho", "gmqtt": "gmqtt", "aiomqtt": "aiomqtt",
          "transport": "MqttTransport", "bridge": "whole bridge"}
-TARGET = {"bridge": 0.3}  # the issue's: the whole bridge at 100 tables, beside raw paho
+TARGET = {"bridge": 0.5}  # the whole bridge at 100 tables, beside raw paho, in every round
 FILTER = "battlement/+/+/up"
 
 
@@ -305,8 +306,9 @@ class _Wire:
     def __init__(self, client):
         self.id_generator = IdGenerator(max=65535)
         self.n = 0
-        self._last_data_in = 0.0
+        self._last_data_in = self._last_data_out = 0.0
         self._connection = self  # as a protocol: its connection
+        self._transport = self  # as a connection: its transport (the client writes there)
         self.handler = client._package_handler
         self.handler._connection = client._connection = self
         client._connection_state.protocol_version = MQTTv50
@@ -314,6 +316,8 @@ class _Wire:
 
     def send_package(self, pkg):
         self.n += 1
+
+    write = send_package
 
     def send_command_with_mid(self, cmd, mid, dup, reason_code=0):  # gmqtt's PUBACK, built as gmqtt does
         self.send_package(CommandWithMidPacket.build_package(cmd, mid, dup, reason_code, self.proto_ver))

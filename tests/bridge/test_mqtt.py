@@ -73,6 +73,42 @@ def test_a_board_of_a_table_not_served_is_counted_not_fatal(mosquitto, tmp_path)
     asyncio.run(go())
 
 
+def test_a_bridge_is_sent_only_its_own_tables_frames_and_still_names_a_strangers_board(tmp_path):
+    """On a broker several bridges share (a venue's), a board's frames go only to the bridge serving its table:
+    another table's play costs this bridge nothing. A board of a table no bridge here serves (a wrong table
+    id) is still named, by its status."""
+    from support.board import MqttBoard
+
+    ringo = {s: "presence" for s in "nabcdefg"}
+    broker = Broker(tmp_path / "broker").start()  # its own: what it sends this bridge is this test's alone
+
+    async def go():
+        b = Bridge([ringo_table("mq-own")], str(tmp_path / "j.sqlite"), mqtt=broker.url)
+        await b.start()
+        own = MqttBoard(broker.port, "mq-own", board="ring-5", boot=0xA1, sensors=ringo).start()
+        theirs = MqttBoard(broker.port, "mq-theirs", board="ring-5", boot=0xB1, sensors=ringo).start()
+        try:
+            mq = b.transports[-1]
+            await until(lambda: ("mq-own", "ring-5") in mq.boards, what="our board's hello")
+            for k in range(300):  # the other table at play
+                theirs.event(sensor="b", value=k % 2, width_us=0)
+            # the marker, after all of them on the same connection: one event of our board
+            theirs.client.publish(own.base + "up", own.event_frame(sensor="b", value=0, width_us=0), qos=1)
+            await until(lambda: b.sessions["mq-own"].counters["events"] == 1, what="the marker played")
+            assert mq.counters.get("other-table", 0) <= 2, mq.counters  # its status, not its 301 frames
+            stranger = [u for u in b.board_health()["unknown"] if u["table"] == "mq-theirs"]
+            assert [(u["board"], u["online"]) for u in stranger] == [("ring-5", True)]
+            assert "is on no table map this bridge serves" in stranger[0]["words"]
+        finally:
+            own.stop()
+            theirs.stop()
+            await b.stop()
+    try:
+        asyncio.run(go())
+    finally:
+        broker.close()
+
+
 def test_a_table_over_tls_with_a_private_ca_plays_and_lights(tmp_path):
     """Boards and bridge both on a broker that speaks only TLS, its certificate signed by a CA of the hall's own."""
     broker = Broker(tmp_path / "tls", tls=True).start()

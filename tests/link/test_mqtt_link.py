@@ -278,6 +278,33 @@ def test_a_waiting_command_for_an_led_gives_way_to_a_newer_one_for_the_same_led(
     assert msgids == sorted(msgids) and msgids[-1] == ids[-1]  # a signed board takes only rising msgids
 
 
+def test_an_urgent_message_goes_before_the_commands_waiting_for_the_broker(mosquitto):
+    """A venue's ready or result (publish_raw, urgent) behind 300 LED commands waiting for the broker's receive
+    maximum: it leaves as soon as a packet id is free, before the commands still waiting."""
+    down, venue = "battlement/burst-3/tower-1/down", "battlement-venue/bar/burst-3/up"
+    seen = Watcher(mosquitto, [(down, 1), (venue, 1)])  # one connection: the order they left in
+
+    async def main():
+        t = MqttTransport(mosquitto.url, table="burst-3")
+        await t.start()
+        try:
+            await until(lambda: t.links[t.url] == "connected" and seen.ready.is_set(), SLOW, "connected")
+            for i in range(300):
+                await t.send(Led("tower-1", "cell-%d" % i, "solid", i, 0, "burst-3"))
+            assert t.publish_raw(venue, b"ready", qos=1, urgent=True)
+            await until(lambda: len(seen.got) == 301, SLOW, "every message")
+        finally:
+            await t.stop()
+
+    try:
+        run(main())
+    finally:
+        seen.close()
+    topics = [topic for topic, _p in seen.got]
+    assert topics.count(venue) == 1 and topics.index(venue) < 100, topics.index(venue)  # not 300th
+    assert [int(f.split()[2]) for f in led_frames(seen.got)] == sorted(int(f.split()[2]) for f in led_frames(seen.got))
+
+
 def test_a_command_the_broker_never_acknowledged_goes_again_after_a_restart(mosquitto_fresh):
     broker = mosquitto_fresh
     board = None

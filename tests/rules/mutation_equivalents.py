@@ -11,6 +11,15 @@ mutant counts again) as soon as the code it describes changes.
 # one piece of a board's heap (_room): a wrong count changes only that room (CPython frees it anyway);
 # the reports listed are chosen by the same test again, a few lines below.
 ROOM = "only the room made up front for the list of tilt reports changes, not the reports listed"
+# A team with neither noble is refused in words, but every Build Your Team scenario has the Princess or the
+# King (single-target the King, the others both): no option reaches the refusal.
+CROWNLESS = "no scenario lacks both the Princess and the King, so this refusal is never given"
+# Ringo keeps the effects of each move made once (CPython) only to hand out copies quicker than making them.
+SAID = "the effects are made afresh instead of copied from those kept: the same words, cue and progress"
+# playout() plays through game.apply, never Match.apply, and its callers read only the match's state.
+LOG = "playout never applies an input through the Match, so whether it would keep a log is never read"
+# Every piece battleground reads aloud is first checked to be one of the Orcs' or the Knights'.
+ARMIES = "every piece read aloud belongs to the Orcs or the Knights (inputs are checked first): the fallback is never used"
 
 EQUIVALENT = {
     ("shared_rules.engine._esc", "if len(s) <= 25 and len(_ESCAPED) < 256:"):
@@ -45,4 +54,29 @@ EQUIVALENT = {
     ("shared_rules.medieval_pong.team.on_pick", 'if len(state["sides"][other(s)]["hand"]) > _team_size(state):'):
         "in the full-set draft both sides start with the same three nobles and take turns, so the other "
         "side is full only after the very last pick, when the draft is over and whose turn it is is never read",
+    ("shared_rules.battleground.rules._stood_first", "out = _room(len(restand) - room)"):
+        "only the room made up front for the list changes (a negative size makes an empty list), not the inputs listed",
+    ("shared_rules.battleground.rules.spoken", "army = ARMY.get(side)"): ARMIES,
+    ("shared_rules.battleground.rules.spoken", "army = ARMY.get(side, )"): ARMIES,
+    ("shared_rules.battleground.rules.spoken", "army = ARMY.get(side, None)"): ARMIES,
+    ("shared_rules.engine.playout", "m = Match(game, options, seed, )"): LOG,
+    ("shared_rules.engine.playout", "m = Match(game, options, seed, keep_log=True)"): LOG,
+    ("shared_rules.engine.playout", "m = Match(game, options, seed, keep_log=None)"): LOG,
+    ("shared_rules.medieval_madness.rules._on_roll", '_leave_dungeon(state, p, fx, None) // then: elif p["pass"]:'):
+        "leaving on a lucky roll: _leave_dungeon only asks `if with_pass`, and None is as false as False",
+    ("shared_rules.medieval_pong.rules.on_choose", '_resolve_hit(state, fx, h["by"], None, k, t)'):
+        "a choice between two balls follows only a Blacksmith's or Two-Sword Knight's throw, and _resolve_hit "
+        "treats only the Blind Magician's and the Archer's throws apart: None acts as either",
+    ("shared_rules.medieval_pong.team.team_hand", "raise Illegal(None) // then: return hand"): CROWNLESS,
+    ("shared_rules.medieval_pong.team.team_hand",
+     'raise Illegal("team %s has no Princess or King to wear a crown" / team)'): CROWNLESS,
+    ("shared_rules.medieval_pong.team.team_hand",
+     'raise Illegal("XXteam %s has no Princess or King to wear a crownXX" % team)'): CROWNLESS,
+    ("shared_rules.medieval_pong.team.team_hand",
+     'raise Illegal("team %s has no princess or king to wear a crown" % team)'): CROWNLESS,
+    ("shared_rules.medieval_pong.team.team_hand",
+     'raise Illegal("TEAM %S HAS NO PRINCESS OR KING TO WEAR A CROWN" % team)'): CROWNLESS,
+    ("shared_rules.ringo.rules.play_move", "said = _SAID[side].get(None)"): SAID,
+    ("shared_rules.ringo.rules.play_move", "said = None"): SAID,
+    ("shared_rules.ringo.rules.play_move", "_SAID[side][mv] = None"): SAID,
 }

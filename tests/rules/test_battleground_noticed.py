@@ -5,7 +5,7 @@ out and revived, the set-up's questions, refusals). Written from the mutation ru
 Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 """
 
-from rtest import Illegal, dumps, play, prompts, raises, says
+from rtest import Illegal, cues, dumps, play, prompts, raises, says
 from test_battleground import BG, SMALL, end, ready, shot
 
 
@@ -252,3 +252,32 @@ def test_during_a_shot_only_standing_pieces_not_yet_reported_may_be_reported_fal
     assert fell == sorted(standing)
     assert [i for i in m.legal() if i["t"] != "fell"] == [{"t": "stood", "piece": "orcs.flag1"},
                                                          {"t": "over", "by": "knights"}]
+
+
+def test_the_battering_ram_is_sent_home_at_the_end_of_its_charge_only():
+    m = play(BG, ready() + [RAM, {"t": "fell", "piece": "knights.gate"}], options=ARMORY)
+    fx = m.apply({"t": "over", "by": "orcs"})
+    assert says(fx).count("Return the Orc battering ram to its own camp.") == 1
+    fx = m.apply(end("knights"))  # the next turn's end: the ram is home already
+    assert "ram.return" not in cues(fx) and says(fx) == ["The Knights end their turn.", "Orcs, your turn: two actions."]
+
+
+def test_a_hero_falling_before_its_warriors_is_told_to_stand_up_and_what_it_costs():
+    m = play(BG, ready() + shot("orcs", "cannon", "warrior1", ["knights.hero"]), options=SMALL)
+    assert ("The Knight hero fell while warriors still stand: stand it back up. The Knights lose an action next "
+            "turn." in says(m.effects[-1]))
+
+
+def test_a_hero_saved_by_its_power_disk_is_lit_as_revived_by_power():
+    script = ready(power=["knights.hero"]) + shot("orcs", "cannon", "warrior1", ["knights.warrior1"])
+    m = play(BG, script, options={"warriors": 1, "power_disks": 1})
+    for inp in shot("orcs", "catapult", "warrior1", ["knights.hero"]):
+        fx = m.apply(inp)
+    assert cue_of(fx, "figure.revived") == {"t": "cue", "cue": "figure.revived", "side": "knights",
+                                           "piece": "knights.hero", "why": "power"}
+
+
+def test_once_the_battle_begins_no_army_is_shown_power_disks_to_place():
+    m = play(BG, ready(), options=SMALL)
+    armies = m.view()["armies"]
+    assert armies["orcs"]["power_disks_to_place"] == 0 and armies["knights"]["power_disks_to_place"] == 0

@@ -59,3 +59,45 @@ def test_bad_options_and_inputs_are_refused_in_words():
     m = play(Nim, [take, {"t": "take", "by": "blue", "n": 2}, take, {"t": "take", "by": "blue", "n": 1}])
     assert m.over
     assert str(raises(Illegal, m.apply, {"t": "take", "by": "red", "n": 1})) == "the game is over"
+
+
+class Rows:
+    """A toy game whose board is rows of cells (lists in a list): a move marks its cells one by one and
+    is refused at the first cell already marked, half done."""
+
+    NAME = "rows"
+    TITLE = "Toy Rows"
+    OPTIONS = {}  # noqa: RUF012
+    SENSED = ()
+
+    @staticmethod
+    def setup(options, seed):
+        return {"game": "rows", "options": options, "rng": engine.seed_rng(seed), "over": False, "winner": None,
+                "rows": [[None, None], [None, None]]}
+
+    @staticmethod
+    def awaiting(state):
+        return ["x"]
+
+    @staticmethod
+    def legal(state):
+        return []
+
+    @staticmethod
+    def apply(state, inp):
+        for r, c in inp["cells"]:
+            if state["rows"][r][c] is not None:
+                raise Illegal("cell %d,%d is already marked" % (r, c))
+            state["rows"][r][c] = "x"
+        return []
+
+    @staticmethod
+    def view(state, viewer):
+        return {"rows": state["rows"]}
+
+
+def test_a_move_refused_half_way_leaves_every_row_of_the_board_as_it_was():
+    m = play(Rows, [{"t": "mark", "cells": [[0, 0]]}])
+    e = raises(Illegal, m.apply, {"t": "mark", "cells": [[1, 0], [0, 1], [0, 0]]})
+    assert str(e) == "cell 0,0 is already marked"
+    assert m.view()["rows"] == [["x", None], [None, None]] and len(m.inputs) == 1

@@ -5,7 +5,7 @@
 Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 """
 
-from rtest import Illegal, Match, cues, raises, says
+from rtest import Illegal, Match, cues, prompts, raises, says
 from test_medieval_madness import MM, asked, new, pl, put, roll
 
 HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."  # MicroPython gives a bare name from the cwd
@@ -234,3 +234,63 @@ def test_a_board_file_without_a_name_is_shown_by_its_file():
     fx = roll(m, "p1", 1, 2)  # entrance, then spaces 0, 1 and 2: the stipend passed, the drawbridge reached
     assert says(fx)[:3] == ["Player 1 rolls 1 and 2.", "Player 1 collects 200 gold nobles passing the Royal Stipend.",
                             "Player 1 moves to Drawbridge."]
+
+
+def test_a_board_file_without_a_trial_by_combat_is_refused_saying_nobody_could_win():
+    path = HERE + "/boards/no-trial.json"
+    e = raises(Illegal, Match, MM, {"players": 2, "board": path}, 1)
+    assert str(e) == "board %s: no trial-by-combat space, so nobody could ever win" % path
+
+
+def test_a_duke_leaving_the_dungeon_by_pass_is_asked_at_the_drawbridge_on_the_way():
+    # "if you roll to get out but fail ..., you may use the dungeon pass to get out on whatever you did roll"
+    path = HERE + "/boards/dungeon-by-the-drawbridge.json"
+    m = Match(MM, {"players": 2, "board": path}, 1)
+    put(m, "p1", 2, dungeon=True, title=3, gold=3000, **{"pass": True})
+    roll(m, "p1", 1, 3)  # 4: not a way out
+    assert asked(m) == ("p1", "use-pass")
+    fx = m.apply({"t": "use-pass", "by": "p1", "yes": True})
+    assert says(fx) == ["Player 1 uses the dungeon pass and leaves the dungeon."]
+    assert asked(m) == ("p1", "route") and pl(m, "p1")["at"] == 4  # on the drawbridge, two steps to go
+    assert prompts(fx)[-1]["ask"] == "Player 1, stay on this wall or cross the drawbridge."
+
+
+def test_a_pawn_going_round_the_corner_of_the_wall_lands_on_its_first_space():
+    m = new(2)
+    put(m, "p1", 26)
+    fx = roll(m, "p1", 1, 1)  # 27, then space 0
+    assert "Player 1 moves to Harvest Fair." in says(fx)
+    assert m.view()["players"][0]["space_name"] == "Harvest Fair"
+
+
+def test_the_crowned_king_leaves_no_question_on_the_scoreboard():
+    m = crowned()
+    assert m.view()["question"] is None and m.awaiting() == []
+
+
+def test_what_players_hear_when_they_cannot_afford_decline_pay_the_fine_or_roll_in_a_joust():
+    m = new(2)
+    put(m, "p1", 1, gold=50)
+    assert "Player 1 cannot afford a dungeon pass." in says(roll(m, "p1", 1, 1))  # 3: Buy a Dungeon Pass, 50
+    m = new(2)
+    put(m, "p1", 7, gold=900)
+    roll(m, "p1", 1, 1)  # 9: Hire a Champion
+    assert says(m.apply({"t": "hire", "by": "p1", "yes": False}))[0] == "Player 1 declines."
+    m = new(2)
+    put(m, "p1", 20, gold=2000)
+    roll(m, "p1", 1, 1)  # 22: Caught Plotting
+    fx = m.apply({"t": "pay-fine", "by": "p1", "yes": True})
+    assert says(fx)[0] == "Player 1 pays 1000 gold nobles to the Royal Treasury to escape the dungeon."
+    m = at_a_joust()
+    m.apply({"t": "challenge", "by": "p1", "player": "p2"})
+    assert says(m.apply({"t": "roll", "by": "p1", "dice": [4]})) == ["Player 1 rolls 4."]
+
+
+def test_the_tournament_winner_is_told_the_half_of_the_treasury_taken():
+    m = new(2)
+    put(m, "p1", 10)
+    roll(m, "p1", 1, 1)  # 12: King's Tournament
+    m.apply({"t": "tournament", "by": "p1", "player": "p2"})
+    m.apply({"t": "roll", "by": "p1", "dice": [6]})
+    fx = m.apply({"t": "roll", "by": "p2", "dice": [1]})
+    assert "Player 1 takes 250 gold nobles from the Royal Treasury, half of it, for winning the tournament." in says(fx)

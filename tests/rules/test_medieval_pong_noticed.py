@@ -10,6 +10,8 @@ import sys
 from rtest import Illegal, play, prompts, raises, says
 from test_medieval_pong import BASE, PONG, ball, go, layout, miss, start, step
 
+from shared_rules.medieval_pong.switches import switch_input, switch_of
+
 TWO_SET_NAMES = sorted(PONG.tower_names(2))
 TWO_SET_HAND = sorted(PONG.NOBLES + PONG.NOBLES + PONG.BASE + PONG.ALTERNATIVE)
 TWO_SETS = {}  # the two-set kingdom laid out in name order
@@ -343,3 +345,78 @@ def test_an_empty_unlocked_option_unlocks_nobody():
     m = play(PONG, [], {"team": "custom", "unlocked": ""})
     picks = sorted({i["character"] for i in m.legal() if i["by"] == "red"})
     assert picks == sorted(PONG.BASE)
+
+
+def test_a_trap_lost_with_its_tower_is_no_longer_shown_hidden():
+    m = start(blue=layout(C3="hunter"))
+    go(m, ball("blue", "C3"), {"t": "trap", "by": "blue", "tower": "C1"}, miss("blue"))
+    go(m, ball("blue", "A3"), miss("blue"))  # the Dragon's missed throw: blue destroys one of its own towers
+    fx = go(m, {"t": "destroy", "by": "blue", "tower": "C1"})
+    assert says(fx)[0] == "The trap in tower C1 is lost with it."
+    assert m.view(None)["sides"]["blue"]["trap_hidden"] is False and m.view("blue")["sides"]["blue"]["trap"] is None
+
+
+def test_the_side_falling_into_the_trap_hears_it_is_bitten():
+    m = start(blue=layout(C3="hunter"))
+    go(m, ball("blue", "C3"), {"t": "trap", "by": "blue", "tower": "C1"}, miss("blue"))
+    fx = go(m, ball("blue", "C1"))
+    assert ("It was the Hunter's trap! Red is bitten and throws with its non-dominant hand until its next ball in a "
+            "tower." in says(fx))
+
+
+def test_the_architect_is_offered_every_free_standing_tower_for_its_roof():
+    m = start()
+    fx = go(m, ball("blue", "B1"))
+    assert prompts(fx)[-1] == {"t": "prompt", "to": "blue", "ask": "Put the Architect's tower as a roof on another tower.",
+                               "choices": ["A1", "A2", "A3", "B2", "B3", "C1", "C2", "C3"]}
+
+
+def test_a_destroyed_tower_shows_everyone_the_character_it_held():
+    m = start()
+    go(m, ball("blue", "C1"))
+    assert m.view(None)["sides"]["blue"]["towers"]["C1"]["was"] == "ghost"
+
+
+def test_an_extra_throw_is_announced_as_such_and_cannot_be_swapped_away():
+    m = start({"extra_throw": "red", "tactical": True})
+    fx = go(m, miss("red"))
+    assert says(fx) == ["Missed. Red has an extra throw.", "Red, your extra throw."]
+    assert {"t": "swap", "by": "red"} not in m.legal()
+
+
+def test_a_side_left_only_a_crown_to_destroy_loses_and_the_winner_is_named():
+    m = start()
+    for t in ("A1", "B1", "B2", "B3", "C1", "C2", "C3"):  # blue is down to its King and its Dragon
+        m.state["sides"]["blue"]["towers"][t]["st"] = "box"
+    go(m, ball("blue", "A2"), {"t": "swap", "by": "blue"}, miss("blue"), ball("blue", "A3"))
+    fx = go(m, miss("blue"))  # the Dragon rages, but only the King's bare crown could go
+    assert says(fx)[-2:] == ["Blue has no other choice than to destroy one of its own crowns!", "Red wins!"]
+    assert m.over and m.state["winner"] == "red"
+
+
+def test_fire_at_will_asks_everyone_to_throw():
+    m = start()
+    fx = go(m, ball("blue", "A1"))
+    assert prompts(fx) == [{"t": "prompt", "to": None, "ask": "Fire at will: everyone throws; it stops when a ball "
+                            "enters a tower.", "choices": None}]
+
+
+def test_the_kings_swap_offers_only_the_swap():
+    m = start()
+    go(m, ball("blue", "A2"))
+    assert m.legal() == [{"t": "swap", "by": "blue"}]
+
+
+def test_reds_architect_is_named_red_when_it_roofs_a_tower():
+    m = start()
+    fx = go(m, miss("red"), ball("red", "B1"), {"t": "roof", "by": "red", "tower": "A1"})
+    assert "Red's Architect turns tower B1 into a roof over tower A1." in says(fx)
+
+
+def test_a_roof_switch_opening_tips_the_roof_and_the_pages_button_for_a_tip_opens_that_switch():
+    m = start()
+    go(m, ball("blue", "B1"), {"t": "roof", "by": "blue", "tower": "A1"})
+    assert switch_input("blue.B1.roof", True) is None and switch_input("blue.B1.tilt", True) is None  # setting it
+    tip = switch_input("blue.B1.roof", False)
+    assert tip == {"t": "tilt", "side": "blue", "tower": "B1"} and switch_of(tip) == ("blue.B1.roof", 0)
+    assert says(go(m, tip)) == ["Blue's roof has tipped over: tower A1 is open again."]

@@ -95,3 +95,21 @@ def test_every_refusal_tells_the_players_what_was_wrong_in_words():
         m = game_so_far()
         e = raises(Illegal, m.apply, bad)
         assert str(e) == words, (bad, str(e))
+
+
+def test_each_cup_stacked_in_high_stack_is_lit_with_the_stack_it_goes_on_and_its_height():
+    m = play(PP, shootoff("p1"), options={"variant": "high-stack"})
+    for inp in shots(FIRST, ["red.1", "red.2", None, None, None, None, None, None]):
+        m.apply(inp)
+    fx = m.apply(score("p1"))
+    assert [e for e in fx if e["t"] == "cue" and e["cue"] == "cup.stacked"] == [
+        {"t": "cue", "cue": "cup.stacked", "cup": "red.1", "onto": "red.3", "height": 2},
+        {"t": "cue", "cue": "cup.stacked", "cup": "red.2", "onto": "red.4", "height": 2},
+    ]
+
+
+def test_the_black_cup_shows_no_ball_until_one_lands_in_it():
+    m = start("p1")
+    assert m.view()["black"] == 0
+    m.apply(ball("black"))
+    assert m.view()["black"] == 1

@@ -4,7 +4,7 @@ the computer's choices). Written from the mutation run's survivors (tests/rules/
 Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 """
 
-from rtest import Illegal, Match, cues, raises, says
+from rtest import Illegal, Match, Rng, cues, raises, says
 from test_ringo import A, D, at, cell, first_cue, mv, ringo, targets
 
 from shared_rules.ringo import opponent as opp
@@ -154,3 +154,36 @@ def test_every_refusal_tells_the_players_what_was_wrong_in_words():
     assert str(e) == "'z1' is not a cell a piece can stand on"
     e = raises(Illegal, Match, ringo, {"quiet_draw": -1}, 0)
     assert str(e) == "option quiet_draw=-1 must be a whole number of turns, 0 or more (0: no such draw)"
+
+
+def test_with_the_neutral_zone_full_an_attacker_may_still_jump_a_defender_in_it():
+    # rulebook 13 limits the attackers in the zone; jumping a piece in it (rule 11) adds none there
+    m = at(["a3", "n5", "n2"], ["n3", "c1"])
+    assert m.view()["neutral"] == {"attackers": 2, "limit": 2}
+    assert targets(m, "a3") == ["a2", "b3", "g3"]
+    assert says(m.apply(mv(A, "a3", "g3"))) == ["The attacker on a3 jumps over n3 in the Neutral Zone to g3."]
+    m = at(["n5", "n1", "a5"], ["n4", "c1"])
+    assert targets(m, "n5") == ["g5", "n3"]
+    assert says(m.apply(mv(A, "n5", "n3"))) == ["The attacker on n5 jumps over n4 in the Neutral Zone to n3."]
+
+
+def test_a_capture_the_neutral_zone_cannot_take_leaves_the_attackers_other_moves_on_offer():
+    # taking a3 would leave one defender and two attackers in the zone; b3 may still step on or sideways
+    m = at(["b3", "n5", "g5"], ["a3", "e1"])
+    assert targets(m, "b3") == ["b2", "c3"]
+    e = raises(Illegal, m.apply, mv(A, "b3", "n3"))
+    assert str(e) == ("the attacker cannot go from b3 to n3: more attackers in the Neutral Zone than defenders left is "
+                      "not allowed (limit 1)")
+
+
+def test_the_computer_at_full_strength_answers_without_looking_at_every_reply():
+    # captures and castle entries first let the search skip most replies: a board answers in time
+    m = Match(ringo, None, 1, keep_log=False)
+    rng = Rng(1)
+    looked = []  # positions searched, after 10, 20 and 30 random moves
+    for moves in range(1, 31):
+        m.apply(rng.choice(m.legal()))
+        if moves % 10 == 0:
+            s = m.state
+            looked.append(opp.choose(s["board"], s["castle"], s["turn"], s["options"], s["quiet"], 4)[2])
+    assert sum(looked) <= 4000, looked

@@ -175,8 +175,10 @@ class Board:
 class Boards:
     """Firmware-like boards, one per table, driven by one thread; rate() sets events/s over all of them."""
 
-    def __init__(self, broker, tids, boot_base=0x5000):
+    def __init__(self, broker, tids, boot_base=0x5000, window=OUTBOX):
+        """window: in the closed loop, the events a board keeps unacknowledged at most (its outbox's room)."""
         self.boards = {tid: Board(tid, boot_base + i) for i, tid in enumerate(tids)}
+        self.window = window
         self.lock = threading.Lock()
         self.rate = 0.0
         self.closed_loop = False  # True or "bursts": a board makes an event only when its outbox has room (capacity)
@@ -220,7 +222,7 @@ class Boards:
                     # interleaved, as at a rate; "bursts": each board refills its outbox at once
                     chunk = OUTBOX if self.closed_loop == "bursts" else CLOSED_CHUNK
                     for b in boards:
-                        room = min(chunk, OUTBOX - len(b.outbox))
+                        room = min(chunk, self.window - len(b.outbox))
                         for _ in range(room):
                             b.emit()
                 else:

@@ -172,12 +172,12 @@ class BoardWatch:
         unknown = []
         for t in transports:
             mapped = {t.key_of(table, board) for table, tmap in tmaps.items() for board in tmap.boards}
-            for key in sorted(set(t.boards) - mapped, key=in_order):
-                board, h = key[1], t.boards[key]
+            for key in sorted((set(t.boards) | set(t.strangers)) - mapped, key=in_order):
+                (table, board), online = key, t.online.get(key) if key in t.boards else t.strangers[key]
                 unknown.append({"board": board, "link": names.get(id(t), type(t).__name__),
-                                "table": h.table, "online": bool(t.online.get(key)),
+                                "table": table, "online": bool(online),
                                 "words": "board %s%s on %s is on no table map this bridge serves" % (
-                                    board, " (table %s)" % h.table if h.table else "", names.get(id(t), "?"))})
+                                    board, " (table %s)" % table if table else "", names.get(id(t), "?"))})
         # the registry's facts of every board served: the fleet view, and a line on each board's card
         return {"boards": out, "unknown": unknown, "fleet": self.fleet(tmaps, transports, names, beats)}
 

@@ -34,6 +34,7 @@ import time
 from battlement import __version__
 from battlement.errors import UserError
 from battlement.table.maps import TableMap
+from battlement.table.matchlog import ByInput
 
 DEFAULT_PREFIX = "homeassistant"
 # What a sensed input is, in the words of Home Assistant's event entity (every game's SENSED types).
@@ -203,6 +204,8 @@ class Publisher:
         self._links: dict[tuple[str, str], bytes] = {}  # (table, board) -> its link as last published
         self._inputs: dict[str, tuple[int, int]] = {}  # table -> (game id, inputs applied) at the last look
         self._dirty: set[str] = set()
+        self._payloads: dict[type, ByInput] = {}  # a game's adapter class -> its inputs' event payloads (_event)
+        self._event_topics: dict[str, str] = {}
         self._due: asyncio.TimerHandle | None = None
         self._flushed_at = -STATE_EVERY  # time.monotonic() of the last flush
 
@@ -269,14 +272,16 @@ class Publisher:
         table = session.table
         game, seen = self._inputs.get(table, (None, 0))
         inputs = session.match.inputs
-        if game == session.game_id and len(inputs) > seen:
+        n = len(inputs)
+        if game == session.game_id and n > seen:
             for inp in inputs[seen:]:
-                payload = event_payload(inp, session.adapter.describe(inp, None))
+                payload = self._event(session.adapter, inp)
                 if payload is not None:
                     # QoS 0: a hit is news for a moment, not worth a place in the QoS 1 queue that the
                     # boards' commands wait in (100 tables' events would fill it), nor worth showing late
-                    self._publish(event_topic(table), payload, False, "events-sent", qos=0)
-        self._inputs[table] = (session.game_id, len(inputs))
+                    topic = self._event_topics.get(table) or self._event_topics.setdefault(table, event_topic(table))
+                    self._publish(topic, payload, False, "events-sent", qos=0)
+        self._inputs[table] = (session.game_id, n)
         self._dirty.add(table)
         if self._due is None:
             try:
@@ -284,6 +289,14 @@ class Publisher:
             except RuntimeError:
                 return  # no loop (a test driving sessions by hand): it calls flush()
             self._due = loop.call_later(max(0.0, self._flushed_at + STATE_EVERY - time.monotonic()), self.flush)
+
+    def _event(self, adapter, inp: dict) -> bytes | None:
+        """An input's event payload, made once per distinct input of a game: the words and the fields depend
+        on the input alone (describe() for the public, viewer None)."""
+        made = self._payloads.get(type(adapter))
+        if made is None:
+            made = self._payloads[type(adapter)] = ByInput(lambda i: event_payload(i, adapter.describe(i, None)))
+        return made(inp)
 
     def refresh(self) -> None:
         """Publish every table's state now if it changed (a pause, say, tells no listener)."""

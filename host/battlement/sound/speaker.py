@@ -87,7 +87,7 @@ class Sound:
         self.n = 0
         self.files: list[str] = []
         self.cache = SpeechCache(cache_entries, cache_bytes)
-        self.on_change: Callable[[], None] | None = None  # called from the player thread after each sound or failure
+        self.on_change: Callable[[], object] | None = None  # called from the player thread after each sound or failure
         self.started: Callable[[str, float], None] | None = None  # hook(text, t) when an item starts playing
         self._waiting: list[tuple[int, int, str, str, Moment | None]] = []  # (priority, order, kind, text or cue, moment)
         self._seq = 0

@@ -23,6 +23,9 @@ TURN_CUES = frozenset(("turn",))
 def ranks(fx: list) -> list[int]:
     """The priority of each effect of one rules step: a step that ends the game is the winner's call;
     an announcement followed at once by a turn cue is a turn call; everything else is normal."""
+    if len(fx) == 1:  # most steps (a sensor change: one cue)
+        e = fx[0]
+        return [WINNER if e["t"] == "cue" and e["cue"] in WINNER_CUES else NORMAL]
     won = any(e["t"] == "cue" and e["cue"] in WINNER_CUES for e in fx)
     out = []
     for i, e in enumerate(fx):
@@ -62,9 +65,11 @@ class Moments:
     def step(self, n: int) -> Moment:
         """Input n was applied: the moment before it has passed; its calls speak of a new one."""
         self.now.passed = True
-        self.now = self._by_input[n] = Moment()
-        if len(self._by_input) > self.KEEP:
-            del self._by_input[min(self._by_input)]
+        by = self._by_input
+        by.pop(n, None)  # (a new game numbers from 1 again): the dict stays in the order of the steps
+        self.now = by[n] = Moment()
+        if len(by) > self.KEEP:  # the oldest step's, without a look at every key
+            del by[next(iter(by))]
         return self.now
 
     def undo(self, inputs) -> None:

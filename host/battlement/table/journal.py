@@ -35,6 +35,7 @@ import os
 import sqlite3
 import threading
 import time
+from itertools import chain
 
 # JournalInUse and VERSION are not used here: they are imported from here, as before the split (noqa).
 from battlement.table.journalboards import BoardRecords
@@ -55,6 +56,7 @@ from battlement.table.journalschema import (
     migrate,
     one_row,
 )
+from battlement.table.matchlog import ByInput
 
 log = logging.getLogger("battlement.journal")
 
@@ -111,6 +113,7 @@ class Journal(BoardRecords):
         self._events: list[list] = []
         self._inputs: list[list] = []
         self._last_input: tuple | None = None  # (game_id, n, its event's batch row or id) of the last input
+        self._text = ByInput(_INPUT_JSON.encode)  # an input's JSON, as the inputs table keeps it
         self.last_write = 0.0  # monotonic time of the last journalled input or event
         self._stop = threading.Event()
         self._checkpointer = None
@@ -163,7 +166,7 @@ class Journal(BoardRecords):
                 chunk = rows[i:i + size]
                 i += size
                 try:
-                    self.db.execute(insert_sql(name, cols, one, size), [v for row in chunk for v in row])
+                    self.db.execute(insert_sql(name, cols, one, size), list(chain.from_iterable(chunk)))
                 except (OverflowError, sqlite3.Error):  # one row SQLite refuses: find it, keep the others
                     for row in chunk:
                         self._insert_one(name, cols, one, row)
@@ -331,7 +334,7 @@ class Journal(BoardRecords):
             row = self.settle_held(key, "input %d" % n)
             ref = row if ref is None else ref
         self._last_input = (game_id, n, ref)
-        row = [game_id, n, source, _INPUT_JSON.encode(inp), "pending", None, now]
+        row = [game_id, n, source, self._text(inp), "pending", None, now]
         if self.in_batch:
             self._inputs.append(row)
         else:

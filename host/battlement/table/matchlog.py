@@ -14,6 +14,31 @@ import json
 from shared_rules import engine
 
 
+class ByInput:
+    """What is made from an input alone (its journal text, its Home Assistant event), made once per distinct
+    input: a table's sensed inputs are the same few over and over (b5 lifted, put back, lifted...)."""
+
+    KEPT = 4096  # distinct inputs remembered (then forgotten at once: a game has a few hundred)
+
+    def __init__(self, make):
+        self.make = make
+        self._made = {}
+
+    def __call__(self, inp):
+        # Each field with its value's type: True == 1, but their JSON differs. A list or a dict among the
+        # values is no key (TypeError): made each time.
+        try:
+            key = tuple([(k, v.__class__, v) for k, v in inp.items()])
+            return self._made[key]
+        except KeyError:
+            if len(self._made) >= self.KEPT:
+                self._made.clear()
+            made = self._made[key] = self.make(inp)
+            return made
+        except TypeError:
+            return self.make(inp)
+
+
 class InputLog:
     """A match's inputs in order: a list to its readers (len, iteration, indexing, slices, ==).
     Reading a sealed chunk decodes it; the chunk read last is kept decoded."""
@@ -53,7 +78,10 @@ class InputLog:
             yield from self._chunk(c)
 
     def __getitem__(self, i):
-        n = len(self)
+        sealed = len(self._sealed) * self.CHUNK
+        if type(i) is slice and i.step is None and i.stop is None and i.start is not None and i.start >= sealed:
+            return self._tail[i.start - sealed:]  # the newest few (the HA feed after every input): no chunk decoded
+        n = sealed + len(self._tail)
         if isinstance(i, slice):
             start, stop, step = i.indices(n)
             if step != 1:

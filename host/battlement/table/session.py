@@ -93,6 +93,7 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         self._n = 0  # the input being applied: the notices it makes carry its number (undo marks them)
         self.previous: dict | None = None  # the game a new one set aside, which can be taken up again
         self.venue: dict | None = None  # the venue's match its game plays, sides named (venue/tablelink.py)
+        self._sources: dict[str | None, str] = {}  # object -> "sensor <object>" (_source)
         if not self.resume():
             self.new_game(tmap.game, tmap.options)
         self._resume_clock()
@@ -229,7 +230,12 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
             return {"ok": False, "message": "the game is paused"}
         if not inputs:  # held by a timing rule: journalled on its own row now, applied when its window is over
             return self._hold(ev, obj or "?")
-        return self._play(inputs, (self.table, ev, obj), source or "sensor %s" % obj)
+        return self._play(inputs, (self.table, ev, obj), source or self._sources.get(obj) or self._source(obj))
+
+    def _source(self, obj: str | None) -> str:
+        """Who says a sensed input happened, in the journal's words: made once per object."""
+        text = self._sources[obj] = "sensor %s" % obj
+        return text
 
     def _paused_note(self, obj: str) -> None:
         """Said, not silently dropped: one notice per pause that counts what was not played (a table
@@ -390,24 +396,28 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         self.prompts = []
         rank = ranks(fx)  # the winner's call first, a stale turn call replaced by the newest
         moment = self.moments.step(self._n)  # the calls still waiting of the step before: their turn has passed
+        relight = restore = False
         for i, e in enumerate(fx):
-            if e["t"] == "say":
+            t = e["t"]
+            if t == "cue":
+                cue = e["cue"]
+                self.sound.cue(cue, rank[i], moment)
+                for led in self.effects.for_cue(e):
+                    self.send(led)
+                relight = relight or cue in self.adapter.RELIGHT
+                restore = restore or cue in self.adapter.RESTORE
+            elif t == "say":
                 if e.get("to") is None:
                     self.sound.say(e["text"], rank[i], moment)
                     self._note(e["text"], kind="say")
                 else:
                     self.private.setdefault(e["to"], []).append(e["text"])
                     del self.private[e["to"]][:-KEEP_NOTES]
-            elif e["t"] == "cue":
-                self.sound.cue(e["cue"], rank[i], moment)
-                for led in self.effects.for_cue(e):
-                    self.send(led)
-            elif e["t"] == "prompt":
+            elif t == "prompt":
                 self.prompts.append({"to": e.get("to"), "ask": e.get("ask"), "choices": e.get("choices")})
-        cues = [e["cue"] for e in fx if e["t"] == "cue"]
-        if any(c in self.adapter.RELIGHT for c in cues):
+        if relight:
             self._relight()
-        elif self._drawn is not None and any(c in self.adapter.RESTORE for c in cues):
+        elif restore and self._drawn is not None:
             self._draw(self._drawn, self._drawn)
 
     def _relight(self) -> None:

@@ -265,7 +265,7 @@ class TableLink:
 
     def _send(self, table: str, msg: dict) -> None:
         topic = up_topic(self.venue, table)
-        self.mq.publish_raw(topic, self.senders[table].seal(topic, msg), qos=1)
+        self.mq.publish_raw(topic, self.senders[table].seal(topic, msg), qos=1, urgent=True)  # before LEDs
 
     def status(self, table: str) -> tuple:
         """(state, match, boards online, boards) of a table, as its status message says them."""

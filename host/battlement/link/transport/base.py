@@ -87,6 +87,8 @@ class Transport(Intake, Boots):
         # board ids. Table None on serial (key_of).
         self.boards: dict[tuple, Hello] = {}  # (table, board) -> latest hello (with .port on serial)
         self.online: dict[tuple, bool] = {}  # (table, board) -> link up (serial port open / MQTT status)
+        # MQTT: boards of tables not served, heard by their status alone (their frames go elsewhere) -> online
+        self.strangers: dict[tuple, bool] = {}
         self.since: dict[tuple, float] = {}  # (table, board) -> when `online` last changed (time.time())
         self.links: dict[str, str] = {}  # port path or broker url -> state, for people
         self.allow = set(allow) if allow else None
@@ -300,9 +302,9 @@ class Transport(Intake, Boots):
             # that was not taken) and sends it again.
             self.counters["queue-full"] = self.counters.get("queue-full", 0) + 1
             return
-        if not line.strip(b"\r\n\t "):
-            return  # blank lines resync the stream; not an error
         f = _fast_fields(line)
+        if f is None and not line.strip(b"\r\n\t "):
+            return  # blank lines resync the stream; not an error
         if f is not None and (board is None or f[0] == board):
             key = (table, f[0])
             if self.inbox.known(key, f[1], f[2]) and key not in self._unsynced:

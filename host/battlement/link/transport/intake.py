@@ -27,14 +27,13 @@ if TYPE_CHECKING:
 
     from battlement.link.inbox import Inbox
 
-# The everyday frame, a well-formed event, in one regex match instead of the general decoder's
-# per-field checks; anything it does not match (a bad CRC, a number out of range) takes the general
-# path, which names the reason. It accepts exactly what wire.decode accepts for an event.
+# The everyday frame, a well-formed event, in one regex match (its CRC too) instead of the general
+# decoder's per-field checks; anything it does not match (a bad CRC, a number out of range) takes the
+# general path, which names the reason. It accepts exactly what wire.decode accepts for an event.
 _ID = rb"([a-z0-9-]{1,32})"
 _NUM = rb"(0|[1-9][0-9]{0,9})"
-_EVENT = re.compile(rb"event %s ([1-9a-f][0-9a-f]{0,7}) ([1-9][0-9]{0,9}) %s (%s) ([01]) %s %s(?: ~[0-9a-f]{16})?" % (
-    _ID, _ID, "|".join(wire.KINDS).encode(), _NUM, _NUM))
-_CRC = re.compile(rb"\*([0-9a-f]{8})\r?\n?")
+_EVENT = re.compile(rb"(event %s ([1-9a-f][0-9a-f]{0,7}) ([1-9][0-9]{0,9}) %s (%s) ([01]) %s %s(?: ~[0-9a-f]{16})?)"
+                    rb"\*([0-9a-f]{8})\r?\n?" % (_ID, _ID, "|".join(wire.KINDS).encode(), _NUM, _NUM))
 
 EVACK_DELAY = 0.01  # seconds: acknowledgements are coalesced, at most one per board per 10 ms
 PING_EVERY = 0.5  # seconds: how often to ask an unknown board for its hello
@@ -275,13 +274,12 @@ def in_order(key: tuple) -> tuple:
 def _fast_fields(line: bytes) -> tuple | None:
     """A well-formed event frame's fields after the table (board, boot, seq, sensor, kind, value, t_us,
     width_us), or None for the general decoder to judge."""
-    star = line.rfind(b"*")
-    if star < 0 or len(line) >= wire.MAX_FRAME or not _CRC.fullmatch(line, star):
+    m = _EVENT.fullmatch(line) if len(line) < wire.MAX_FRAME else None
+    if m is None:
         return None
-    m = _EVENT.fullmatch(line, 0, star)
-    if m is None or wire.crc32(line[:star]) & 0xFFFFFFFF != int(line[star + 1:star + 9], 16):
+    body, board, boot, seq, sensor, kind, value, t_us, width_us, crc = m.groups()
+    if wire.crc32(body) & 0xFFFFFFFF != int(crc, 16):
         return None
-    board, boot, seq, sensor, kind, value, t_us, width_us = m.groups()
     seq_, t, w = int(seq), int(t_us), int(width_us)
     if seq_ > wire.U32 or t > wire.TICKS or w > wire.TICKS:
         return None

@@ -59,6 +59,7 @@ TOPICS_MATCHED = 1000  # topics remembered per extra subscription lookup
 # (serial's pace) was 10,000 a second at 100 tables, nearly all superseded while they waited. A board
 # resends only after a second without one.
 EVACK_EVERY = 0.05
+_UNDER_ROOT = ROOT + "/"
 
 # What the rest of the host imports from here (and, with "as" above, the private names tests reach for).
 __all__ = [
@@ -76,7 +77,6 @@ class MqttTransport(Keeper):
     """
 
     evack_delay = EVACK_EVERY
-    serves: set[str] | None = None  # the tables whose boards this link takes (None: every table it hears)
 
     def __init__(
         self,
@@ -96,6 +96,7 @@ class MqttTransport(Keeper):
         self._extra_under_root = False  # an extra filter that may match battlement/ topics too
         self._matched: dict[str, list] = {}  # topic -> extra callbacks it matches
         self._topics: dict[str, tuple[str, str, str] | None] = {}  # topic -> (table, board, leaf), None if bad
+        self._down: dict[tuple[str, str], str] = {}  # (table, board) -> its down topic
 
     # --- for the rest of the bridge -------------------------------------------------------
 
@@ -119,22 +120,24 @@ class MqttTransport(Keeper):
             c.subscriptions = [sub for sub in c.subscriptions if sub.topic != topic_filter]
             asyncio.get_running_loop().call_later(0.05, self._subscribe_now, topic_filter)
 
-    def publish_raw(self, topic_name: str, payload: bytes, qos: int = 0, retain: bool = False) -> bool:
-        """Publish outside the boards' protocol (no expiry). QoS 1 is kept across a reconnect; False: not sent now."""
+    def publish_raw(self, topic_name: str, payload: bytes, qos: int = 0, retain: bool = False,
+                    urgent: bool = False) -> bool:
+        """Publish outside the boards' protocol (no expiry). QoS 1 is kept across a reconnect; False: not sent now.
+        urgent (QoS 1): before the board commands waiting for the broker (a venue's messages)."""
         c = self._client
         if c is None or not (qos or self._up):
             return False
         if not qos:
             return c.publish0(topic_name, payload, retain)
         # A retained state supersedes its own waiting predecessor: only the last one is ever read.
-        c.send(topic_name, payload, qos, retain, None, (topic_name,) if retain else None)
+        c.send(topic_name, payload, qos, retain, None, (topic_name,) if retain else None, urgent)
         return self._up
 
     # --- what arrives ---------------------------------------------------------------------------
 
     def _from_broker(self, client, name: str, payload: bytes, qos, properties) -> None:
         try:
-            ours = name.startswith(ROOT + "/")
+            ours = name.startswith(_UNDER_ROOT)
             if self._extra and (self._extra_under_root or not ours) and self._to_extra(name, payload) and not ours:
                 return
             self._on_message(name, payload)
@@ -181,15 +184,22 @@ class MqttTransport(Keeper):
         self._handle_line(payload, table, table, board)
 
     def _elsewhere(self, table: str, board: str, leaf: str, payload: bytes) -> None:
-        """A frame of a table this bridge does not serve (another bridge's, on a broker they share): never
+        """A message of a table this bridge does not serve (another bridge's, on a broker they share): never
         taken, asked for or answered, for an answer would acknowledge events that no journal here holds.
-        Its hello and status only name the board among the unknown ones (board health)."""
+        Its status (and a hello, where its frames come too: Keeper._board_filters) only names the board among
+        the unknown ones (board health)."""
         self._count("other-table")
         key = (table, board)
         try:
-            if leaf == "status" and key in self.boards:
+            if leaf == "status":
                 words = payload in (b"online", b"offline")
-                self._set_online(key, payload == b"online" if words else wire.decode(payload)[1][3] == "online")
+                up = payload == b"online" if words else wire.decode(payload)[1][3] == "online"
+                if key in self.boards:
+                    self._set_online(key, up)
+                else:
+                    if len(self.strangers) >= TOPICS_KNOWN:
+                        self.strangers.clear()
+                    self.strangers[key] = up
             elif leaf == "up" and payload.startswith(b"hello "):
                 typ, fields = wire.decode(payload)
                 msg = from_frame(typ, fields, table)
@@ -222,5 +232,10 @@ class MqttTransport(Keeper):
             return
         # QoS 1, kept while the broker is away and sent after reconnecting, unless it went stale first
         # (MQTT 5: the broker drops it too once it has waited COMMAND_EXPIRY for the board).
-        self._client.send(topic(link, board, "down"), frame, 1, False, COMMAND_EXPIRY, COMMAND)
+        down = self._down.get((link, board))
+        if down is None:
+            if len(self._down) >= TOPICS_KNOWN:
+                self._down.clear()
+            down = self._down[(link, board)] = topic(link, board, "down")
+        self._client.send(down, frame, 1, False, COMMAND_EXPIRY, COMMAND)
 

@@ -43,10 +43,10 @@ class _Client(gmqtt.Client):
     - what a broker that kept no session of ours will never acknowledge: gmqtt drops it but keeps
       its packet id (a few broker restarts would use them all up); here the id is freed and the
       message goes again unless it is stale by then;
-    - the packets of every message, built and read here (a PUBLISH out; a PUBLISH in, read from the
-      socket's data, and its PUBACK): gmqtt's general path for them cost 8 us out and 9 us in per
-      message, ours 4 and 1.5 (docs/bridge.md, "MQTT client"). Anything else (properties on what
-      comes in, QoS 2, CONNECT, SUBSCRIBE, the session's resend) stays gmqtt's.
+    - the packets of every message, built and read here (a PUBLISH out and the broker's PUBACK of it;
+      a PUBLISH in, read from the socket's data, and its PUBACK): gmqtt's general path for them cost
+      8 us out and 9 us in per message, ours 4 and 1.5 (docs/bridge.md, "MQTT client"). Anything else
+      (properties on what comes in, QoS 2, CONNECT, SUBSCRIBE, the session's resend) stays gmqtt's.
     """
 
     def __init__(self, client_id: str, counters: dict[str, int], **kw):
@@ -54,6 +54,7 @@ class _Client(gmqtt.Client):
         self.counters = counters
         self.sent: dict[int, list] = {}  # packet id -> message, until the broker acknowledges it
         self.outbox: collections.deque = collections.deque()  # messages waiting for a packet id
+        self.urgent: collections.deque = collections.deque()  # ...and those that go before them (send)
         self._waiting: dict[tuple, list] = {}  # key -> the waiting message that holds it
         self._dead = 0  # superseded messages still in the outbox (skipped when their turn comes)
         self._headers: dict[str, bytes] = {}  # topic -> its length-prefixed UTF-8 (a PUBLISH's start)
@@ -102,10 +103,17 @@ class _Client(gmqtt.Client):
 
     # --- out ---------------------------------------------------------------------------------
 
-    def send(self, topic: str, payload: bytes, qos: int, retain: bool, expiry: float | None, key=None) -> None:
+    def send(self, topic: str, payload: bytes, qos: int, retain: bool, expiry: float | None, key=None,
+             urgent: bool = False) -> None:
         """Publish now, or (QoS 1, no packet id free) as soon as the broker acknowledges an earlier one.
-        key: what a newer waiting message supersedes an older one by (COMMAND: read it off the frame)."""
+        key: what a newer waiting message supersedes an older one by (COMMAND: read it off the frame).
+        urgent: ahead of the others waiting (in order among the urgent): a venue's match start or result
+        waited behind the LED commands of 50 busy tables, 0.5 s at the 99th percentile."""
         msg = [topic, payload, qos, retain, None if expiry is None else time.monotonic() + expiry, key]
+        if urgent and qos:  # another topic than the commands': MQTT keeps QoS 1 in order per topic only
+            if self.urgent or not self.is_connected or not self._try(msg):
+                self.urgent.append(msg)
+            return
         # In order behind those already waiting; kept while the link is down (and sent after it is back).
         if qos and self.outbox or not self.is_connected or not self._try(msg):
             self._wait(msg)
@@ -160,11 +168,19 @@ class _Client(gmqtt.Client):
         else:
             body = head + props + payload
         packet = _fixed_header(0x30 | qos << 1 | bool(retain), len(body)) + body
-        self._connection.send_package(packet)
+        self._write(packet)
         if qos:
             self.sent[mid] = msg
             self._persistent_storage.push_message(mid, packet)  # resent as is on a resumed session
         return True
+
+    def _write(self, packet: bytes) -> None:
+        """What gmqtt's send_package does with a packet (the time of the last write, for its keepalive; the
+        write), with one clock read where it took two: two or three packets an event. The connection's
+        transport is a _Gather (codec.py): what is written once it is closing is dropped at its flush."""
+        conn = self._connection
+        conn._last_data_out = time.monotonic()
+        conn._transport.write(packet)
 
     def _header(self, topic: str) -> bytes:
         if len(self._headers) >= TOPICS_KNOWN:
@@ -179,11 +195,16 @@ class _Client(gmqtt.Client):
             return False
         body = (self._headers.get(topic) or self._header(topic)) + (
             b"\x00" if self._connection_state.protocol_version == MQTTv50 else b"") + payload
-        self._connection.send_package(_fixed_header(0x30 | bool(retain), len(body)) + body)
+        self._write(_fixed_header(0x30 | bool(retain), len(body)) + body)
         return True
 
     def drain(self) -> None:
-        """Send what waits, as far as the broker's receive maximum allows."""
+        """Send what waits, as far as the broker's receive maximum allows: the urgent first."""
+        urgent = self.urgent
+        while urgent and self.is_connected:
+            if not self._try(urgent[0]):
+                return
+            urgent.popleft()
         out = self.outbox
         while out and self.is_connected:
             m = out[0]
@@ -198,7 +219,7 @@ class _Client(gmqtt.Client):
 
     def _remove_message_from_queue(self, mid):  # the broker acknowledged mid
         super()._remove_message_from_queue(mid)
-        if self.sent.pop(mid, None) is not None and self.outbox:
+        if self.sent.pop(mid, None) is not None and (self.outbox or self.urgent):
             self.drain()
 
     def _clear_resend_qos_queue(self):  # the broker has no session of ours: it acknowledges nothing sent before
@@ -246,9 +267,14 @@ class _Client(gmqtt.Client):
             if end > n:
                 return i
             cmd = data[i]
-            if cmd & 0xF4 == 0x30:  # PUBLISH, QoS 0 or 1 (dup and retain either way)
+            if cmd & 0xF4 == 0x30 or cmd == 0x40 and size >= 2:
                 try:
-                    self._publish_in(cmd, data[j:end])
+                    if cmd != 0x40:  # PUBLISH, QoS 0 or 1 (dup and retain either way)
+                        self._publish_in(cmd, data[j:end])
+                    else:  # PUBACK of ours: what gmqtt does with one (its id free, the message done), undispatched
+                        mid = data[j] << 8 | data[j + 1]
+                        self._package_handler.id_generator.free_id(mid)
+                        self._remove_message_from_queue(mid)
                 except Exception:
                     logging.getLogger("gmqtt").exception("[MqttPackageHandler] error handling package")
             else:
@@ -271,5 +297,5 @@ class _Client(gmqtt.Client):
         except UnicodeDecodeError:
             return self._gmqtt_publish_in(cmd, raw)
         if qos:
-            self._connection.send_package(b"\x40\x02" + raw[end:end + 2])  # PUBACK (MQTT 5: success, no properties)
+            self._write(b"\x40\x02" + raw[end:end + 2])  # PUBACK (MQTT 5: success, no properties)
         self._package_handler.on_message(name, raw[start:], qos, _NO_PROPERTIES)

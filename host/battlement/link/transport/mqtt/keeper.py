@@ -54,6 +54,7 @@ class Keeper(Transport):
     # False: a client that hears no boards, only its extra subscriptions (the venue hub): its login
     # need not be allowed the boards' topics, and their frames never reach it.
     hears_boards = True
+    serves: set[str] | None = None  # the tables whose boards this link takes (None: every table it hears)
 
     def __init__(
         self,
@@ -194,19 +195,29 @@ class Keeper(Transport):
         await self._answer(c.connect(self.host, self.port, ssl=ctx, keepalive=self.keepalive, version=version),
                            lost, "CONNECT", c, version)
         self.version = VERSIONS.get(version, str(version))
-        sub = "%s/%s/+/" % (ROOT, self.table or "+")
-        boards = [sub + "up", sub + "status"] if self.hears_boards else []
+        boards = self._board_filters() if self.hears_boards else []
         filters = [*boards, *self._extra]
         self._suback = loop.create_future()
         c.subscriptions = []  # gmqtt matches SUBACKs against this list: this connection's filters only
         c.subscribe([gmqtt.Subscription(f, qos=1) for f in filters])
         granted = await self._answer(self._suback, lost, "SUBSCRIBE", c, version)
-        if any(q >= 0x80 for q in granted[:len(boards)]):
-            raise Refused("subscription to %s* refused (check the broker's ACL)" % sub)
+        refused = [f for f, q in zip(boards, granted) if q >= 0x80]
+        if refused:
+            raise Refused("subscription to %s refused (check the broker's ACL)" % ", ".join(refused))
         for f, q in zip(filters[len(boards):], granted[len(boards):]):
             if q >= 0x80:  # the boards still play; only what came with this filter is missing
                 self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, f))
         return lost
+
+    def _board_filters(self) -> list[str]:
+        """The boards' topics: of its table, or of every table. A bridge that serves some tables hears the frames
+        of those alone: on a broker a venue's bridges share, each would otherwise be sent every table's events
+        and drop most of them (4 bridges: 4 times the frames). Every table's status still comes, so that a board
+        whose table none here serves (a wrong table id) is named among the unknown boards."""
+        if self.table is not None or self.serves is None:
+            sub = "%s/%s/+/" % (ROOT, self.table or "+")
+            return [sub + "up", sub + "status"]
+        return ["%s/%s/+/up" % (ROOT, t) for t in sorted(self.serves)] + ["%s/+/+/status" % ROOT]
 
     async def _answer(self, what, lost: asyncio.Future, name: str, c: _Client, version: int):
         """The result of what (CONNECT or SUBSCRIBE), unless the link is lost or the broker is silent first."""
