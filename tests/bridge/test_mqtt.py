@@ -97,7 +97,7 @@ def test_a_bridge_is_sent_only_its_own_tables_frames_and_still_names_a_strangers
             await until(lambda: b.sessions["mq-own"].counters["events"] == 1, what="the marker played")
             assert mq.counters.get("other-table", 0) <= 2, mq.counters  # its status, not its 301 frames
             stranger = [u for u in b.board_health()["unknown"] if u["table"] == "mq-theirs"]
-            assert [(u["board"], u["online"]) for u in stranger] == [("ring-5", True)]
+            assert [(u["board"], u["online"], u["elsewhere"]) for u in stranger] == [("ring-5", True, True)]
             assert "is on no table map this bridge serves" in stranger[0]["words"]
         finally:
             own.stop()

@@ -138,8 +138,11 @@ def serve_pages(hub, d):
 def test_a_table_that_drops_out_holds_its_match_and_the_host_moves_it_to_a_free_table(
         bridge_process, mosquitto, tmp_path, monkeypatch, browser):
     from battlement.venue import hub as venuehub
+    from battlement.venue import tablelink
 
-    monkeypatch.setattr(venuehub, "DROPPED_AFTER", 2.0)
+    # sooner than the 15 s a hall waits, but above the bridges' status period: a quiet, live table must
+    # never look dropped, or the host's "move it" finds no free table
+    monkeypatch.setattr(venuehub, "DROPPED_AFTER", tablelink.STATUS_EVERY + 2.0)
     _, bridge_of, key = start_bridges(bridge_process, mosquitto, tmp_path, "dir-2", "dd", [1, 1])
     hub = HubThread(tmp_path / "hub.sqlite", mosquitto.url, "dir-2", key)
     stop = None

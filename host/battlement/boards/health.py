@@ -174,10 +174,14 @@ class BoardWatch:
             mapped = {t.key_of(table, board) for table, tmap in tmaps.items() for board in tmap.boards}
             for key in sorted((set(t.boards) | set(t.strangers)) - mapped, key=in_order):
                 (table, board), online = key, t.online.get(key) if key in t.boards else t.strangers[key]
+                # a table this bridge does not serve is most often another bridge's on a shared broker (a
+                # venue's): named, but no warning; a stranger on a served table or a serial port is one
+                elsewhere = table is not None and table not in tmaps
                 unknown.append({"board": board, "link": names.get(id(t), type(t).__name__),
-                                "table": table, "online": bool(online),
-                                "words": "board %s%s on %s is on no table map this bridge serves" % (
-                                    board, " (table %s)" % table if table else "", names.get(id(t), "?"))})
+                                "table": table, "online": bool(online), "elsewhere": elsewhere,
+                                "words": "board %s%s on %s is on no table map this bridge serves%s" % (
+                                    board, " (table %s)" % table if table else "", names.get(id(t), "?"),
+                                    " (another bridge's table, or a wrong table id)" if elsewhere else "")})
         # the registry's facts of every board served: the fleet view, and a line on each board's card
         return {"boards": out, "unknown": unknown, "fleet": self.fleet(tmaps, transports, names, beats)}
 

@@ -123,7 +123,7 @@
         if (s.kind === "beam") li.appendChild(widthPlot(s));
       });
     });
-    (bh.unknown || []).forEach((u) => add(parent, "div", u.words, "small warn unknown-board"));
+    (bh.unknown || []).forEach((u) => add(parent, "div", u.words, u.elsewhere ? "small unknown-board" : "small warn unknown-board"));
   }
 
   const section = el("section", undefined, "card");
@@ -180,17 +180,19 @@
     const down = cards.filter((b) => b.state !== "online");
     if (cards.length) words.push(down.length ? down.length + " of " + cards.length + " boards not online: " +
       down.map((b) => b.table + "/" + b.board + " " + b.state).join(", ") + "." : "All " + cards.length + " boards online.");
-    if ((bh.unknown || []).length) words.push(bh.unknown.length + " unknown board(s).");
+    // boards of tables other bridges serve (a shared broker) are named, but are no warning
+    const strangers = (bh.unknown || []).filter((u) => !u.elsewhere);
+    if (strangers.length) words.push(strangers.length + " unknown board(s).");
     summary.textContent = words.join(" ");
-    if (down.length || (bh.unknown || []).length) summary.className = "health-summary warn";
+    if (down.length || strangers.length) summary.className = "health-summary warn";
     if (cards.length || (bh.unknown || []).length) {
       // folded while every board is well (the page stays short on a phone), open when one is not
       const fold = add(details, "details", undefined, "boards-fold");
-      fold.open = boardsOpen === null ? down.length > 0 || (bh.unknown || []).length > 0 : boardsOpen;
+      fold.open = boardsOpen === null ? down.length > 0 || strangers.length > 0 : boardsOpen;
       if (down.length && !wasDown) fold.open = true;
       wasDown = down.length > 0;
       const head = add(fold, "summary", "Boards: " + (cards.length - down.length) + " of " + cards.length + " online" +
-        ((bh.unknown || []).length ? ", " + bh.unknown.length + " unknown" : ""));
+        (strangers.length ? ", " + strangers.length + " unknown" : ""));
       head.onclick = () => { boardsOpen = !fold.open; };  // the host's click, not a redraw's
       boardCards(add(fold, "div", undefined, "board-cards"), bh);
     }
