@@ -132,7 +132,7 @@ def settle_heap() -> None:
     """Once the bridge has started: what start-up made (every module, table map, session and rules) stays for
     good, so the cycle collector leaves it out of its full collections (gc.freeze), and it looks at the
     youngest objects every GC_YOUNG of them rather than every 700. At 100 tables its collections walked all of
-    it, 5 us an event of the bridge's 55 (docs/bridge.md, "Capacity"); 1 us after."""
+    it: 4-7 us an event, about 1 us after (docs/bridge.md, "Capacity")."""
     gc.freeze()
     gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
 

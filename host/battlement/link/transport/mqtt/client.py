@@ -107,8 +107,8 @@ class _Client(gmqtt.Client):
              urgent: bool = False) -> None:
         """Publish now, or (QoS 1, no packet id free) as soon as the broker acknowledges an earlier one.
         key: what a newer waiting message supersedes an older one by (COMMAND: read it off the frame).
-        urgent: ahead of the others waiting (in order among the urgent): a venue's match start or result
-        waited behind the LED commands of 50 busy tables, 0.5 s at the 99th percentile."""
+        urgent: ahead of the others waiting (in order among the urgent): a table's "ready" or result for
+        the venue's hub waited behind the LED commands of 50 busy tables, up to a second."""
         msg = [topic, payload, qos, retain, None if expiry is None else time.monotonic() + expiry, key]
         if urgent and qos:  # another topic than the commands': MQTT keeps QoS 1 in order per topic only
             if self.urgent or not self.is_connected or not self._try(msg):

@@ -202,8 +202,9 @@ class Keeper(Transport):
         c.subscribe([gmqtt.Subscription(f, qos=1) for f in filters])
         granted = await self._answer(self._suback, lost, "SUBSCRIBE", c, version)
         refused = [f for f, q in zip(boards, granted) if q >= 0x80]
-        if refused:
-            raise Refused("subscription to %s refused (check the broker's ACL)" % ", ".join(refused))
+        if refused:  # (a bridge of 100 tables has 101 of them: the first few name it)
+            raise Refused("subscription to %s%s refused (check the broker's ACL)" % (
+                ", ".join(refused[:3]), " and %d more" % (len(refused) - 3) if len(refused) > 3 else ""))
         for f, q in zip(filters[len(boards):], granted[len(boards):]):
             if q >= 0x80:  # the boards still play; only what came with this filter is missing
                 self._note("mqtt %s: subscription to %s refused (check the broker's ACL)" % (self.url, f))
