@@ -16,7 +16,29 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BATTLEMENT = str(pathlib.Path(sys.executable).parent / "battlement")
 
 
-class BridgeProcess:
+class ProcessGroup:
+    """A process started in its own session (start_new_session): killed or stopped with all it started."""
+
+    proc: subprocess.Popen | None = None
+    log = None
+
+    def kill9(self):
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        if self.log:
+            self.log.close()
+
+
+class BridgeProcess(ProcessGroup):
     """`battlement run` as a child process on a free port; .url, .host_code, .state(), .kill9()."""
 
     def __init__(self, tmp, *args, journal=None, host_code="host-code-for-tests", command=None):
@@ -64,20 +86,6 @@ class BridgeProcess:
     def state(self):
         return self.get("/api/state")
 
-    def kill9(self):
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        if getattr(self, "log", None):
-            self.log.close()
 
 
 def run_refused(journal, *args, timeout=30):

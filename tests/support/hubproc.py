@@ -3,9 +3,7 @@ table that plays whatever match the hub put there to its end, through the bridge
 the simulated boards' sensors so the rules referee every move (Players)."""
 
 import json
-import os
 import pathlib
-import signal
 import subprocess
 import threading
 import time
@@ -13,11 +11,11 @@ import urllib.error
 import urllib.request
 import zlib
 
-from support.bridgeproc import BATTLEMENT, ROOT, Ws
+from support.bridgeproc import BATTLEMENT, ROOT, ProcessGroup, Ws
 from support.procs import free_port
 
 
-class HubProcess:
+class HubProcess(ProcessGroup):
     """The venue hub on a free port: .url, .host_code, .venue(), .kill9(), .start() again on its journal."""
 
     def __init__(self, tmp, broker_url, venue, keys, journal=None, extra=()):
@@ -72,20 +70,6 @@ class HubProcess:
         except urllib.error.HTTPError as e:
             return json.loads(e.read())
 
-    def kill9(self):
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        if self.log:
-            self.log.close()
 
 
 def choose(st, policy):

@@ -47,7 +47,7 @@ from battlement.table.adapter import page_script
 from battlement.table.session import Session
 from battlement.table.tokens import same
 from battlement.web import onboarding
-from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce
+from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce, refuse_socket
 
 log = logging.getLogger("battlement.web")
 MAX_ACTION = 64 * 1024  # bytes: an action from a page is a few hundred; anything longer is refused in words
@@ -216,9 +216,7 @@ def create_app(bridge) -> Starlette:
             if role not in ("public", "host", "side"):
                 raise UserError("role must be public, host or side")
         except (UserError, Limited) as e:
-            await socket.accept()
-            await socket.send_json({"type": "error", "message": str(e)})
-            await socket.close(code=4429 if isinstance(e, Limited) else 4403)
+            await refuse_socket(socket, e)
             return
         await socket.accept()
         dirty = asyncio.Event()

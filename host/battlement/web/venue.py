@@ -34,7 +34,7 @@ from battlement.errors import UserError
 from battlement.table.tokens import same
 from battlement.venue import pages
 from battlement.venue.director import Director
-from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce
+from battlement.web.guard import Limited, SecurityHeaders, WrongCodes, csp, new_nonce, refuse_socket
 from battlement.web.onboarding import qr_svg
 
 log = logging.getLogger("battlement.web")
@@ -215,9 +215,7 @@ def create_venue_app(d: Director, host_code: str, base: Callable[[], str] | None
             if role == "host" and not code_ok(socket, q.get("code")):
                 raise UserError("the host websocket needs the host code")
         except (UserError, Limited) as e:
-            await socket.accept()
-            await socket.send_json({"type": "error", "message": str(e)})
-            await socket.close(code=4429 if isinstance(e, Limited) else 4403)
+            await refuse_socket(socket, e)
             return
         await socket.accept()
         dirty = asyncio.Event()
