@@ -46,6 +46,7 @@ DEFAULTS = {
 # setting, each with the values it takes (wire.SETTINGS: where the detection holds; docs/protocol.md).
 SENSOR_KEYS = ("min_us", "lockout_ms", "block_ms", "stable_ms")
 BOARD_KEYS = ("beat_ms", "resend_ms")
+PIN_MAP = ("sensors", "leds", "muxes", "comment")  # config keys used only to build the board at start
 # esp32: a stretch this long between two drains of the ring, beyond the collections and LED frames the
 # firmware ran itself, was a pause it did not ask for (a flash write, Wi-Fi): its edges are untimed.
 GAP_US = 3000
@@ -129,6 +130,9 @@ class App:
         led = cfg.get("leds") or {}
         self.strip = Strip(led.get("pin", 0), led.get("count", 0), led.get("status", -1), led.get("groups"))
         self.link = None
+        # The pin map is built into the objects above: only the rest is kept (the link's settings, the key's
+        # table, Improv's Wi-Fi), not ~10 KB of sensor specs for the board's whole life (Improv rereads the file).
+        self.cfg = {k: v for k, v in cfg.items() if k not in PIN_MAP}
         if self.soft:
             hal.gc_manual()  # the port would collect whenever the heap filled: maybe inside a ball
 
@@ -262,15 +266,18 @@ class App:
             frame = self._signed(wire.encode(
                 "event", (self.board, self.boot, self.seq + 1, sensor.id, kind or sensor.kind, value, t, width)
             ))
-        except MemoryError:  # no heap for the frame: the ball is lost, counted (beat's dropped), no gap in seq
-            self.dropped_events += 1
-            return
+        except MemoryError:  # no heap for the frame; no gap in seq
+            if kind is None and sensor.kind != "beam":
+                return False  # a tilt or presence keeps its state: it says it again at the next cycle
+            self.dropped_events += 1  # a ball is gone with its moment: counted (beat's dropped)
+            return False
         self.seq += 1
         if len(self.outbox) >= self.opt["outbox"]:
             self.outbox.pop(0)
             self.dropped_events += 1
         self.outbox.append((self.seq, frame))
         self.wake.set()
+        return True
 
     def _signed(self, frame):
         return wire.sign(frame, self.key, self.table, self.board, self.boot) if self.key else frame
@@ -585,6 +592,17 @@ def load_config(path="config.json"):
         return json.load(f)
 
 
+def _build(path):
+    """The board's App. Its own frame: once it returns, no stale slot of main's keeps the whole config alive."""
+    cfg = load_config(path)
+    import bootcount
+
+    # Raised in flash (in the board's folder: config.json's) before the first frame goes out.
+    boot = bootcount.advance(path.rpartition("/")[0], cfg.get("boots_from", 0))
+    del bootcount, sys.modules["bootcount"]  # used once a boot: its heap goes back to the sensing
+    return App(cfg, boot)
+
+
 def main():
     path = "config.json"
     try:
@@ -593,13 +611,7 @@ def main():
         path = os.getenv("BATTLEMENT_CONFIG") or path
     except (ImportError, AttributeError):
         pass
-    cfg = load_config(path)
-    import bootcount
-
-    # Raised in flash (in the board's folder: config.json's) before the first frame goes out.
-    boot = bootcount.advance(path.rpartition("/")[0], cfg.get("boots_from", 0))
-    del bootcount, sys.modules["bootcount"]  # used once a boot: its heap goes back to the sensing
-    app = App(cfg, boot)
+    app = _build(path)
     try:
         asyncio.run(app.run())
     except KeyboardInterrupt:

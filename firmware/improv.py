@@ -133,7 +133,8 @@ def _hex(s):
 
 def _settings(app, ssid, password):
     """The config the board is to run with: its own, with the Wi-Fi and what Battlement's commands gave."""
-    cfg = dict(app.cfg)
+    with open(_config_path()) as f:
+        cfg = json.load(f)  # the whole file: the board keeps only part of it in memory (app.PIN_MAP)
     cfg["wifi"] = {"ssid": ssid, "password": password}
     mq = dict(cfg.get("mqtt") or {})
     b = _pending.get("broker")
@@ -224,7 +225,9 @@ async def _provision(app, tx, ssid, password):
     _pending.clear()
     # The link, the key and the table are taken at start: a board whose change touches them starts again.
     restart = cfg.get("transport") == "mqtt" or any(cfg.get(k) != app.cfg.get(k) for k in ("key", "table"))
-    app.cfg = cfg
+    from app import PIN_MAP
+
+    app.cfg = {k: v for k, v in cfg.items() if k not in PIN_MAP}
     _state(tx, iw.PROVISIONED)
     tx.write(iw.result(iw.WIFI))
     if restart:

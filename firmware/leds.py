@@ -23,7 +23,7 @@ STATUS = {
 
 
 def parse_range(text, n):
-    """'5' -> [5], '0-8' -> [0..8]; None when malformed or outside 0..n-1."""
+    """'5' -> range(5, 6), '0-8' -> range(0, 9); None when malformed or outside 0..n-1."""
     a, sep, b = text.partition("-")
     try:
         lo = int(a)
@@ -32,7 +32,7 @@ def parse_range(text, n):
         return None
     if lo < 0 or hi >= n or lo > hi:
         return None
-    return list(range(lo, hi + 1))
+    return range(lo, hi + 1)
 
 
 class Strip:
@@ -51,8 +51,12 @@ class Strip:
         for name in groups or {}:
             idx = groups[name]
             if isinstance(idx, str):
-                idx = parse_range(idx, count)
-            self.groups[name] = [i for i in (idx or ()) if 0 <= i < count]
+                idx = parse_range(idx, count) or ()
+            elif not all(0 <= i < count for i in idx):
+                idx = [i for i in idx if 0 <= i < count]
+            # A range as it is (a few words), a list as 2 bytes a pixel, not 8 (64-bit: 16): at start the heap is at
+            # its fullest, and a long list needs one block of it.
+            self.groups[name] = idx if isinstance(idx, range) else array("H", idx)
         self.link = None
         self.dirty = True  # a command changed something since the last render
         self.moving = False  # some pixel blinks, pulses or chases: render every frame

@@ -154,9 +154,8 @@ class Settled(Sensor):
                 if self.src is not None:
                     self.src.resync(lv)
         state = 1 if s[_LEVEL] == s[_ACTIVE] else 0
-        if state != s[_REPORTED] and hal.diff(now, s[_CHANGED]) >= s[_SETTLE]:
-            s[_REPORTED] = state
-            self.emit(self, state, s[_CHANGED], 0)
+        if state != s[_REPORTED] and hal.diff(now, s[_CHANGED]) >= s[_SETTLE] and self.emit(self, state, s[_CHANGED], 0):
+            s[_REPORTED] = state  # only once its frame is made: one that found no heap is made again
 
     def set(self, key, value):
         if key == "stable_ms":

@@ -89,3 +89,21 @@ def test_ringo_41_cells_through_three_muxes(fw_code, model):
     r = run_scenario(fw_code, {"board": "ringo", "muxes": MUXES, "sensors": CELLS}, ops, model=model)
     assert [(e[3], e[5]) for e in r.events()] == want
     assert r.of("event")[0][4] == "presence"
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_fallen_tower_whose_frame_finds_no_heap_is_reported_once_there_is_heap(fw_code, model):
+    # The heap full for the frame (an outbox waiting for a slow host, a fragmented heap): the tower's state is
+    # still there, so it is said at the next cycle with heap, once, with the time it fell. A ball is gone with its
+    # moment: counted as dropped in the beat, as before.
+    beam = {"id": "cup-1", "kind": "beam", "pin": 7}
+    ops = ["freeze", "noheap 3", "set 5 0", "adv 150000", "sense", "adv 1000", "sense", "adv 1000", "sense", "take",
+           "beat"]
+    ops += ["adv 1000", "sense", "take", "adv 1000", "sense", "take", "noheap 1",
+            "set 7 0", "adv 8000", "set 7 1", "adv 50000", "sense", "take", "beat"]
+    r = run_scenario(fw_code, {"board": "t-3", "sensors": [TILT, beam]}, ops, model=model)
+    assert [(e[3], e[5]) for e in r.events()] == [("tilt-1", 1)]
+    assert r.events()[0][2] == 1  # no gap in seq: nothing was numbered that did not go
+    first, last = r.of("beat")
+    assert first[3] == 0, first  # the tower is not lost, so not counted as dropped
+    assert last[3] == 1, last  # the ball is

@@ -14,6 +14,18 @@ with open(sys.argv[1]) as f:
     scen = json.load(f)
 a = app.App(scen["config"])
 out = []
+_starved = [0]  # frames still to find no heap ("noheap N")
+_signed = a._signed
+
+
+def _starve(frame):
+    if _starved[0] > 0:
+        _starved[0] -= 1
+        raise MemoryError("memory allocation failed")  # as the VM raises it: no heap for the frame's bytes
+    return _signed(frame)
+
+
+a._signed = _starve
 
 
 def take():
@@ -38,6 +50,8 @@ for op in scen["ops"]:
     elif word == "render":  # draw the LEDs as at rest ms after the command
         a.strip.render(time.ticks_add(time.ticks_ms(), int(rest)))
         print(json.dumps({"pixels": neopixel.last.shown if neopixel.last else []}))
+    elif word == "noheap":  # the next N frames the firmware builds find the heap full
+        _starved[0] = int(rest)
     elif word == "beat":
         a.beat()
     elif word == "adv" and machine.MODEL["irq"] == "soft":
