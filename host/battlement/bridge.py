@@ -21,6 +21,7 @@ import traceback
 
 import shared_rules
 from battlement.boards.health import BoardWatch
+from battlement.boards.otawatch import OtaWatch
 from battlement.errors import UserError
 from battlement.link import keys as boardkeys
 from battlement.link.messages import Beat, Event, Hello, Led, Reply
@@ -138,6 +139,7 @@ class Bridge(Health):
             mq = MqttTransport(self.mqtt, None, user, pw, tls, self.tls_ca)
             mq.serves = set(self.tmaps)  # other bridges' tables on the broker: named, never taken nor answered
             self.transports.append(mq)
+            OtaWatch(self.keys, self.sessions, self.counters).attach(mq)  # boards updated: said on their page
             if self.hass_prefix is not None:
                 self.hass = hass.Publisher(mq, self.sessions, self.hass_prefix, firmware_of=self.watch.firmware_of)
                 self.hass.attach()

@@ -477,6 +477,11 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         self.notices.append(note)
         del self.notices[:-KEEP_NOTES]
 
+    def tell(self, text: str, kind: str = "info") -> None:
+        """A notice from beside the game (a board being updated): on every page, not an input of the game."""
+        self._note(text, kind)
+        self._changed()
+
     def _changed(self, fx: list | None = None) -> None:
         for fn in list(self.listeners):
             fn(self, fx or [])
