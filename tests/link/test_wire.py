@@ -27,7 +27,7 @@ SAMPLES = {
 
 
 def test_samples_cover_every_type():
-    assert sorted(SAMPLES) == sorted(wire.SCHEMA)
+    assert sorted(SAMPLES) == sorted(wire.SPEC)
 
 
 @pytest.mark.parametrize("typ", sorted(SAMPLES))

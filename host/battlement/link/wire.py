@@ -49,10 +49,6 @@ SPEC = {
 }
 # A version 1 hello had no acked: still decoded, so the host can say which protocol the board speaks.
 HELLO_V1 = SPEC["hello"][:6]
-# One letter per field (n counts as s), for code that only needs the shape.
-SCHEMA = {}
-for _t, _fields in SPEC.items():
-    SCHEMA[_t] = "".join("s" if f[1] == "n" else str(f[1]) for f in _fields)
 KINDS = ("beam", "tilt", "presence")
 # What an event's kind may be: a sensor's, or "blind" for a beam's break the board could not time
 # (a garbage collection held its edges back, docs/protocol.md).
