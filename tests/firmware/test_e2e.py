@@ -24,11 +24,16 @@ def lit(px):
     return [i for i in (2, 3, 4) if px[i] == (0, 0, 255)]
 
 
+SKIPPED = []  # events next_of passed over while it waited for something else: a duplicate would be one
+
+
 async def next_of(t, kind, timeout=10):
     while True:
         m = await asyncio.wait_for(t.get(), timeout)
         if isinstance(m, kind):
             return m
+        if isinstance(m, Event):
+            SKIPPED.append(m)
 
 
 async def events(t, n, timeout=15):
@@ -45,6 +50,7 @@ def test_serial_events_and_led_commands(pty_pair, model):
     profile = "esp32-s3-devkitc-1" if model == "esp32-gc" else "pico-w"
 
     async def main():
+        SKIPPED.clear()
         t = SerialTransport([pty_pair.a])
         await t.start()
         fw = FirmwareProcess(
@@ -79,7 +85,10 @@ def test_serial_events_and_led_commands(pty_pair, model):
             bad = await t.send(Led("pong-a", "moat", "solid", 0xFF0000, 0))
             reply = await next_of(t, Reply)
             assert (reply.msgid, reply.ok, reply.reason) == (bad, False, "unknown-target")
-            assert t.counters.get("stale-seq", 0) == 0 and t.counters.get("gap", 0) == 0
+            # Each event reached the consumer once and none is missing. A loaded machine may hold the host's
+            # evack past the board's resend_ms: the board then sends again (counted as stale-seq), the
+            # transport drops what it already has.
+            assert t.counters.get("gap", 0) == 0 and [e for e in SKIPPED if e.board == "pong-a"] == []
         finally:
             fw.stop()
             await t.stop()

@@ -57,7 +57,7 @@ def test_flash_puts_the_key_where_run_sim_monitor_and_broker_config_find_it(tmp_
         wait_line(sim, "sim: boards sign with the keys in %s (1 of them)" % where)
     finally:
         sim.send_signal(signal.SIGINT)
-        sim.communicate(timeout=15)
+        sim.communicate(timeout=60)  # a bound: a loaded machine may be slow to stop it
 
     # monitor checks with it (on serial too: --table names whose keys)
     proc = monitor("--serial", pty_pair.a, "--table", TABLE, "--keys-dir", str(keys_dir), "--seconds", "40")
@@ -72,7 +72,7 @@ def test_flash_puts_the_key_where_run_sim_monitor_and_broker_config_find_it(tmp_
         wait_line(proc, "rejected mac frame")
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=15)
+        proc.communicate(timeout=60)  # a bound: a loaded machine may be slow to stop it
 
     # run: its banner says the table signs
     b = bridge_process("--simulate", "--table", tmap, "--keys-dir", str(keys_dir))

@@ -31,7 +31,8 @@ def wait_for(fn, timeout=10):
 def test_terminal_and_file_beside_the_journal_tell_what_happened(bridge_process, tmp_path):
     b = bridge_process("--simulate", "--game", "ringo")
     play_refused_move(b)
-    wait_for(lambda: "Game paused" in b.output())
+    # every line waited for: the terminal's output reaches its file in pieces, whatever order they were logged in
+    wait_for(lambda: all(w in b.output() for w in ("Game paused", "not a legal move", "Refused (host page)")))
     out = b.output()
     said = next(ln for ln in out.splitlines() if "not a legal move" in ln)
     assert "INFO" in said and "ringo:" in said  # level, and which table
@@ -39,8 +40,7 @@ def test_terminal_and_file_beside_the_journal_tell_what_happened(bridge_process,
     assert "WARNING" in refused and "attackers' turn" in refused
     assert "INFO" in next(ln for ln in out.splitlines() if "Game paused" in ln)
     logfile = pathlib.Path(b.journal).parent / "battlement.log"
-    wait_for(lambda: logfile.exists() and "Game paused" in logfile.read_text())
-    assert "not a legal move" in logfile.read_text()
+    wait_for(lambda: logfile.exists() and all(w in logfile.read_text() for w in ("Game paused", "not a legal move")))
 
 
 def test_the_level_and_the_file_are_the_users_choice(bridge_process, tmp_path):
