@@ -181,12 +181,15 @@ def main():
         wire_before = codec(_git("show", "%s:%s" % (BASELINE, WIRE)).decode())
         size = lambda c: sum(p.stat().st_size for p in c.glob("*.mpy")) / 1024
         print("   compiled firmware: %.1f KB (previous release %.1f KB)" % (size(now), size(before)))
-        print("   %-16s %12s %18s" % ("board", "heap now", "previous release"))
+        share = board_share() / 1024
+        print("   %-16s %12s %18s   %s" % ("board", "heap now", "previous release",
+                                          "less the simulated board's modules (now / previous)"))
         for m in maps:
             a, b = least_heap(now, wire_now, m), least_heap(before, wire_before, m)
-            print("   %-16s %11sK %17sK" % (m, a or ">%d" % HIGH, b or ">%d" % HIGH), flush=True)
+            own = "%.0fK / %.0fK" % (a - share, b - share) if a and b else "-"
+            print("   %-16s %11sK %17sK   %s" % (m, a or ">%d" % HIGH, b or ">%d" % HIGH, own), flush=True)
         print("   (64-bit unix port: objects about twice their size on the 32-bit boards; 4K steps; the simulated")
-        print("    board's own modules take %.1f KB of each)" % (board_share() / 1024))
+        print("    board's own modules, machine and neopixel, in ROM on a board, take %.1f KB of each)" % share)
 
 
 if __name__ == "__main__":
