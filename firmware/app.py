@@ -7,6 +7,7 @@ so the host (which drops copies) sees each event exactly once.
 """
 
 import asyncio
+import gc
 import json
 import sys
 import time
@@ -67,7 +68,8 @@ def _pull(spec):
 
 class App:
     def __init__(self, cfg, boot=1):
-        """boot: this boot's count (bootcount.advance(), raised in flash by main() before any frame goes out)."""
+        """boot: this boot's count (bootcount.advance(), raised in flash by main() before any frame goes out).
+        cfg's "sensors" are taken out of it as they are built."""
         self.cfg = cfg
         self.board = cfg["board"]
         self.role = cfg.get("role") or cfg.get("profile") or "board"  # hello's profile: what the board is for
@@ -123,8 +125,14 @@ class App:
         self.by_id = {}
         self.muxes = {}
         now = hal.ticks_us()
-        for spec in cfg.get("sensors", ()):
-            self._add_sensor(spec, now)
+        # Each spec let go once its sensor is built, and collected now and then, so the sensors' objects take
+        # the room their specs leave instead of the heap keeping holes between them for the board's life.
+        specs = cfg.pop("sensors", None) or []
+        specs.reverse()
+        while specs:
+            self._add_sensor(specs.pop(), now)
+            if len(specs) % 4 == 0:
+                gc.collect()
         self.scan_us = self.opt["scan_ms"] * 1000
         self.scan_at = hal.add(now, -self.scan_us)  # the first cycle scans
         led = cfg.get("leds") or {}

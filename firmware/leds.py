@@ -46,7 +46,9 @@ class Strip:
         self.start = array("i", bytes(4 * count))
         self.pos = bytearray(count)  # place in its chase
         self.span = bytearray(count)  # length of its chase
-        self.shown = array("i", [-1] * count)
+        self.shown = array("i", bytes(4 * count))  # no list first: at start one block of it may not be free
+        for i in range(count):
+            self.shown[i] = -1  # never shown: the first frame writes every pixel
         self.groups = {}
         for name in groups or {}:
             idx = groups[name]

@@ -11,9 +11,9 @@ import machine
 with open(sys.argv[1]) as f:
     cfg = json.load(f)
 cfg["gc_ms"] = 600_000  # no collection of the firmware's own while it is measured (gc.mem_alloc() would drop)
-a = app.App(cfg)
-machine._apply("freeze")
 pins = [s["pin"] for s in cfg["sensors"] if s["kind"] == "beam"] + [s["lower"] for s in cfg["sensors"] if "lower" in s]
+a = app.App(cfg)  # takes the sensors out of cfg as it builds them
+machine._apply("freeze")
 N = 400
 machine.schedule([(t, p, lv) for k in range(N) for p, t0 in ((pins[k % len(pins)], 1_000_000 + k * 2000),)
                   for t, lv in ((t0, 0), (t0 + 300, 1))])
