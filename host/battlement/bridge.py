@@ -244,17 +244,8 @@ class Bridge(Health):
                 if m:
                     m.committed(t_commit)
                 held, self._held = self._held, None
-                # Only the last command for each LED in a burst matters, and only if it changes what
-                # the LED shows (a piece lifted and put back within one burst sends nothing). Sent in
-                # the order of those last commands: targets overlap ("all" and a pixel of it).
-                last: dict[tuple, Led] = {}
-                for led in held or ():
-                    key = (led.table, led.board, led.target)
-                    last.pop(key, None)
-                    last[key] = led
                 sent = self.counters["led-sent"]
-                for led in last.values():
-                    self.lights.send(led, t_taken if sensed else None)
+                self.lights.send_batch(held or [], t_taken if sensed else None)
                 if m and sensed and self.counters["led-sent"] != sent:
                     m.lit(t_taken)
             if committed:

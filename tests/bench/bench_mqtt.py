@@ -21,7 +21,7 @@ event to the last:
   QoS 0 alike, in every round (docs/bridge.md, "Capacity").
 
 Each path is measured in rounds that alternate with the others (best of the rounds),
-each printed beside raw paho's rate and the ratio to it.
+each printed beside raw paho's rate and the ratio to it (BENCH_MQTT_PATHS and BENCH_MQTT_QOS: main()).
 
 Then one board's latency: a QoS 1 event published by a board client, time until it comes
 out of MqttTransport (decoded and deduped) beside a raw paho subscriber's on_message.
@@ -444,13 +444,20 @@ def latency_line(name, lat, raw_lat):
 
 
 def main():
-    packets_line()
-    paths = [k for k in PATHS if k != "aiomqtt" or importlib.util.find_spec("aiomqtt")]
-    if "aiomqtt" not in paths:  # measured once to choose the library (docs/bridge.md); not a dependency
+    # BENCH_MQTT_PATHS=bridge (raw paho, the baseline, always runs), BENCH_MQTT_QOS=0: those rows alone
+    chosen = [k for k in os.environ.get("BENCH_MQTT_PATHS", "").split(",") if k]
+    if set(chosen) - set(PATHS):
+        sys.exit("BENCH_MQTT_PATHS=%s: the paths are %s" % (",".join(chosen), ", ".join(PATHS)))
+    rows_only = bool(chosen) or "BENCH_MQTT_QOS" in os.environ
+    if not rows_only:
+        packets_line()
+    paths = [k for k in PATHS if (k != "aiomqtt" or importlib.util.find_spec("aiomqtt"))
+             and (not chosen or k == "paho" or k in chosen)]
+    if "aiomqtt" not in paths and not chosen:  # measured once to choose the library (docs/bridge.md)
         print("  (aiomqtt is not installed: its row is left out; `pip install aiomqtt` to compare)", flush=True)
     broker = Broker(nodelay=True).start()  # as docs/bridge.md advises; one broker for every path
     try:
-        for qos in (1, 0):
+        for qos in [int(q) for q in os.environ.get("BENCH_MQTT_QOS", "1,0").split(",")]:
             rounds: dict[str, list[float]] = {k: [] for k in paths}
             for _ in range(ROUNDS):
                 for kind in paths:
@@ -466,6 +473,8 @@ def main():
                         "%.2f" % (r / p) for r, p in zip(rounds[kind], rounds["paho"])))
                 print("  %-14s events/s %9s  (raw paho %s, ratio %.2f%s)"
                       % (NAMES[kind], f"{best[kind]:,.0f}", f"{raw:,.0f}", best[kind] / raw, each), flush=True)
+        if rows_only:
+            return
         raw_board = MqttBoard(broker.port, "raw", board="tower-1").start()
         board = MqttBoard(broker.port, "bench", board="tower-1").start()
         try:

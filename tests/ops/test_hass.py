@@ -254,6 +254,35 @@ def test_discovery_follows_home_assistants_schema_and_the_state_topics_follow_a_
     asyncio.run(go())
 
 
+def test_every_applied_input_is_an_event_when_one_loop_turn_undoes_and_starts_a_new_game(mosquitto_fresh, ha,
+                                                                                         tmp_path):
+    """Home Assistant hears a table's events once a loop turn (a batch of events), not once an input: an
+    input, its undo, two more and a new game, all in one turn, still give each input the rules applied
+    its event, in order, and the new game's first input its own."""
+    broker = mosquitto_fresh
+    lift, put = {"t": "cell", "cell": "b5", "occupied": False}, {"t": "cell", "cell": "b5", "occupied": True}
+
+    async def go():
+        async with running(Bridge([ringo_table("ha-turn")], str(tmp_path / "j.sqlite"), mqtt=broker.url,
+                                  simulate=True)) as b:
+            await until(lambda: ha.last(b.hass.avail) == b"online", what="the bridge's availability")
+            s = b.sessions["ha-turn"]
+            # one loop turn: nothing awaited from here to the new game
+            assert s.apply(lift, "host page")["ok"]
+            assert s.undo()["ok"]
+            assert s.apply(lift, "host page")["ok"] and s.apply(put, "host page")["ok"]
+            s.new_game()
+            assert not s.match.inputs
+            await asyncio.sleep(0)
+            assert s.apply(lift, "host page")["ok"]  # the new game's: after it, nothing more is coming
+            topic = "battlement/ha-turn/event"
+            await until(lambda: len(ha.all(topic)) >= 4, what="four events")
+            got = [(m["cell"], m["occupied"]) for m in map(json.loads, ha.all(topic))]
+            assert got == [("b5", False), ("b5", False), ("b5", True), ("b5", False)]
+
+    asyncio.run(go())
+
+
 def test_discovery_is_sent_again_when_home_assistant_comes_online(mosquitto_fresh, ha, tmp_path):
     broker = mosquitto_fresh
 

@@ -202,7 +202,10 @@ class Publisher:
         self.counters = {"discovery-sent": 0, "states-sent": 0, "events-sent": 0, "unsent": 0, "ha-restarts": 0}
         self._last: dict[str, bytes] = {}  # table -> the game payload last published
         self._links: dict[tuple[str, str], bytes] = {}  # (table, board) -> its link as last published
-        self._inputs: dict[str, tuple[int, int]] = {}  # table -> (game id, inputs applied) at the last look
+        # table -> [game id, its input log, inputs told, its adapter]: the log looked at last, how much was told
+        self._inputs: dict[str, list] = {}
+        self._news: set[str] = set()  # tables whose new inputs are told at the end of this loop turn
+        self._telling: asyncio.Handle | None = None
         self._dirty: set[str] = set()
         self._payloads: dict[type, ByInput] = {}  # a game's adapter class -> its inputs' event payloads (_event)
         self._event_topics: dict[str, str] = {}
@@ -215,7 +218,7 @@ class Publisher:
         self.transport.on_connected.append(self.connected)
         self.transport.subscribe_extra(self.prefix + "/status", self._ha_status)
         for table, s in self.sessions.items():
-            self._inputs[table] = (s.game_id, len(s.match.inputs))
+            self._inputs[table] = [s.game_id, s.match.inputs, len(s.match.inputs), s.adapter]
             s.listeners.append(self._changed)
 
     def _publish(self, topic: str, payload: bytes, retain: bool, counter: str, qos: int = 1) -> None:
@@ -267,28 +270,56 @@ class Publisher:
             self.announce()
 
     def _changed(self, session, fx: list) -> None:
-        """A session's listener: the events now, the state on the next loop turn, or STATE_EVERY after the
-        last one (a burst publishes its last state once)."""
+        """A session's listener: its new inputs' events at the end of the loop turn (a batch of events is
+        one look a table, not one an event), the state on the next flush or STATE_EVERY after the last one
+        (a burst publishes its last state once). A log replaced (a new game, a resume, an undo) since the
+        last look: what the old one had untold goes now, and the new one counts from here, as before."""
         table = session.table
-        game, seen = self._inputs.get(table, (None, 0))
         inputs = session.match.inputs
-        n = len(inputs)
-        if game == session.game_id and n > seen:
-            for inp in inputs[seen:]:
-                payload = self._event(session.adapter, inp)
-                if payload is not None:
-                    # QoS 0: a hit is news for a moment, not worth a place in the QoS 1 queue that the
-                    # boards' commands wait in (100 tables' events would fill it), nor worth showing late
-                    topic = self._event_topics.get(table) or self._event_topics.setdefault(table, event_topic(table))
-                    self._publish(topic, payload, False, "events-sent", qos=0)
-        self._inputs[table] = (session.game_id, n)
-        self._dirty.add(table)
-        if self._due is None:
+        look = self._inputs.get(table)
+        if look is None or look[1] is not inputs or look[0] != session.game_id:
+            if look is not None:
+                self._tell_table(table, look)
+            self._inputs[table] = [session.game_id, inputs, len(inputs), session.adapter]
+            self._dirty.add(table)
+        self._news.add(table)
+        if self._telling is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a test driving sessions by hand): told now; it calls flush()
+                self._tell()
+                return
+            self._telling = loop.call_soon(self._tell)
+
+    def _tell(self) -> None:
+        self._telling = None
+        news, self._news = self._news, set()
+        for table in news:
+            look = self._inputs.get(table)
+            if look is not None:
+                self._tell_table(table, look)
+        self._dirty.update(news)
+        if self._due is None and news:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
-                return  # no loop (a test driving sessions by hand): it calls flush()
+                return
             self._due = loop.call_later(max(0.0, self._flushed_at + STATE_EVERY - time.monotonic()), self.flush)
+
+    def _tell_table(self, table: str, look: list) -> None:
+        """The events of the inputs of a table's log since it was last told (look: game id, log, told, adapter:
+        the log's own game's, whatever the table plays now)."""
+        _game, inputs, told, adapter = look
+        n = look[2] = len(inputs)
+        if n <= told:
+            return
+        topic = self._event_topics.get(table) or self._event_topics.setdefault(table, event_topic(table))
+        for inp in inputs[told:]:
+            payload = self._event(adapter, inp)
+            if payload is not None:
+                # QoS 0: a hit is news for a moment, not worth a place in the QoS 1 queue that the
+                # boards' commands wait in (100 tables' events would fill it), nor worth showing late
+                self._publish(topic, payload, False, "events-sent", qos=0)
 
     def _event(self, adapter, inp: dict) -> bytes | None:
         """An input's event payload, made once per distinct input of a game: the words and the fields depend
@@ -304,6 +335,8 @@ class Publisher:
         self.flush()
 
     def flush(self) -> None:
+        if self._news:
+            self._tell()  # the events before the state they led to
         if self._due is not None:
             self._due.cancel()
             self._due = None

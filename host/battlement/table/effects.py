@@ -160,6 +160,18 @@ class LedFrames:
         due.pop(led.target, None)
         due[led.target] = led
 
+    def send_batch(self, held: list[Led], since: float | None = None) -> None:
+        """A batch's commands once it is committed. Only the last command for each LED in a burst matters, and
+        only if it changes what the LED shows (a piece lifted and put back within one burst sends nothing).
+        Sent in the order of those last commands: targets overlap ("all" and a pixel of it)."""
+        last: dict[tuple, Led] = {}
+        for led in held:
+            key = (led.table, led.board, led.target)
+            last.pop(key, None)
+            last[key] = led
+        for led in last.values():
+            self.send(led, since)
+
     def _round(self, key: tuple) -> None:
         due = self._due.pop(key, None)
         since = self._since.pop(key, None)
