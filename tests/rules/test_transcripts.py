@@ -26,6 +26,7 @@ from shared_rules import GAMES
 
 RECORDED = pathlib.Path(__file__).with_name("transcripts.json")
 STEPS = 300  # a game's first steps: the short games to their end, the long ones well into play
+LONG = {"medieval-madness": 900}  # a game of many rounds: its trials, champions and bankruptcies come late
 SEEDS = (11, 12)  # two games a variant: two draws of the random sides, cups and boards
 
 
@@ -40,7 +41,7 @@ def variants(game):
     return out
 
 
-def transcript(game, options, seed):
+def transcript(game, options, seed, steps=STEPS):
     """[(step hash, input, what it made)] of one seeded random game; a game that refuses these options: []."""
     try:
         m = Match(game, options, seed)
@@ -49,7 +50,7 @@ def transcript(game, options, seed):
     rng = Rng(seed * 7919 + 1)
     h = hashlib.sha256()
     out, taken, viewers = [], [], set()
-    for _ in range(STEPS):
+    for _ in range(steps):
         if m.over:
             break
         legal = game.legal(m.state)
@@ -75,7 +76,7 @@ def transcript(game, options, seed):
 
 def record(name):
     game = load(name)
-    return {"%s seed %d" % (v, seed): [s for s, _i, _f in transcript(game, opts, seed)]
+    return {"%s seed %d" % (v, seed): [s for s, _i, _f in transcript(game, opts, seed, LONG.get(name, STEPS))]
             for v, opts in variants(game) for seed in SEEDS}
 
 
@@ -83,7 +84,7 @@ def check(name):
     recorded = json.loads(RECORDED.read_text())[name]
     game = load(name)
     for v, opts in [("%s seed %d" % (v, seed), opts) for v, opts in variants(game) for seed in SEEDS]:
-        now = transcript(game, opts, int(v.rpartition(" ")[2]))
+        now = transcript(game, opts, int(v.rpartition(" ")[2]), LONG.get(name, STEPS))
         was = recorded.get(v)
         assert was is not None, "%s %s: no transcript recorded (record them: %s --write)" % (name, v, __file__)
         steps = [s for s, _i, _f in now]
