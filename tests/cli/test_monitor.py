@@ -7,14 +7,13 @@ import time
 
 from battlement.link import wire
 from support.board import MqttBoard, SerialBoard
+from support.procs import command
 
 BATTLEMENT = [sys.executable, "-m", "battlement.cli"]
 
 
 def monitor(*args):
-    return subprocess.Popen(
-        [*BATTLEMENT, "monitor", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    return command("monitor", *args)
 
 
 def wait_line(proc, needle, timeout=15):

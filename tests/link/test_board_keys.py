@@ -6,8 +6,6 @@ such a key); a keys file left beside a map elsewhere is named, never passed over
 import os
 import pathlib
 import signal
-import subprocess
-import sys
 from argparse import Namespace
 
 import pytest
@@ -19,6 +17,7 @@ from battlement.table import maps as tables
 from cli.test_monitor import monitor, wait_line
 from support.board import SerialBoard
 from support.bridgeproc import run_refused
+from support.procs import command
 
 TABLE = "hall-7"
 
@@ -51,8 +50,7 @@ def test_flash_puts_the_key_where_run_sim_monitor_and_broker_config_find_it(tmp_
     assert "%s: signing: on (1 board)" % TABLE in capsys.readouterr().out
 
     # sim signs with it
-    sim = subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", tmap, "--keys-dir",
-                            str(keys_dir), "--wait", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = command("sim", "--table", tmap, "--keys-dir", str(keys_dir), "--wait", "30")
     try:
         wait_line(sim, "sim: boards sign with the keys in %s (1 of them)" % where)
     finally:

@@ -6,8 +6,6 @@ import os
 import select
 import shutil
 import signal
-import subprocess
-import sys
 import time
 
 from battlement.link import keys as boardkeys
@@ -15,6 +13,7 @@ from battlement.link import wire
 from battlement.table import maps as tables
 from cli.test_monitor import monitor, wait_line
 from support.board import SerialBoard
+from support.procs import command
 
 KEY = bytes(range(16))
 
@@ -36,8 +35,7 @@ def _ringo_map(tmp_path):
 
 def _sim(tmap, keys_dir):
     """`battlement sim` for that table map, its output read by wait_line."""
-    return subprocess.Popen([sys.executable, "-m", "battlement.cli", "sim", "--table", str(tmap), "--keys-dir",
-                             str(keys_dir), "--wait", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return command("sim", "--table", str(tmap), "--keys-dir", str(keys_dir), "--wait", "30")
 
 
 def test_monitor_with_the_keys_checks_every_mac_and_acknowledges_nothing(pty_pair, tmp_path):

@@ -8,6 +8,7 @@ import os
 import pathlib
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +20,18 @@ MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passw
 SOCAT = shutil.which("socat") or "/usr/bin/socat"
 VENV_BIN = pathlib.Path(sys.executable).parent
 MICROPYTHON = str(VENV_BIN / "micropython") if (VENV_BIN / "micropython").exists() else shutil.which("micropython")
+
+
+def _ctrl_c_stops_it():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def command(*args):
+    """`battlement ARGS` as a child a test reads line by line (stdout, stderr: text pipes) and stops with SIGINT,
+    as Ctrl-C stops it. A background job's children inherit SIGINT ignored (`make test &`, nohup): this one
+    gets the default back, as a terminal gives it."""
+    return subprocess.Popen([sys.executable, "-m", "battlement.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_ctrl_c_stops_it)  # noqa: PLW1509
 
 
 def free_port():
