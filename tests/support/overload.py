@@ -387,6 +387,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def idle_jiffies():
+    """(jiffies the bridge could have had, total) of the whole machine so far (/proc/stat's first line, every
+    core): idle, waiting for the disk, or running niced work, which yields to the bridge."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return v[1] + v[3] + v[4], sum(v)
+
+
 def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
     """Run the boards for `seconds` at `rate` events/s (or closed-loop); returns what the bridge did:
     goodput (distinct events handled a second), offered, the page's p50/p99, and `per_cpu`, the events
@@ -395,6 +403,7 @@ def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
     made = boards.totals()["generated"]
     pager.take()
     cpu0 = cpu_seconds(bridge.proc.pid)
+    idle0 = idle_jiffies()
     with boards.lock:
         boards.closed_loop = closed_loop
         boards.rate = rate or 0.0
@@ -403,10 +412,12 @@ def phase(bridge, boards, pager, seconds, rate=None, closed_loop=False):
     after, h = events_handled(bridge)
     dt = time.monotonic() - t0
     cpu = cpu_seconds(bridge.proc.pid) - cpu0
+    idle1 = idle_jiffies()
+    idle = (os.cpu_count() or 1) * (idle1[0] - idle0[0]) / max(1, idle1[1] - idle0[1])  # cores the bridge could have had
     p50, p99, answered, failed = pager.take()
     return {"goodput": (after - before) / dt, "offered": (boards.totals()["generated"] - made) / dt,
             "p50": p50, "p99": p99, "answered": answered, "failed": failed, "cpu": cpu / dt,
-            "per_cpu": (after - before) / max(cpu, 1e-9), "health": h}
+            "per_cpu": (after - before) / max(cpu, 1e-9), "idle": idle, "health": h}
 
 
 def drain(bridge, boards, pager, timeout):
