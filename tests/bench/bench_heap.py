@@ -121,15 +121,7 @@ def runs_in(code, wire, pinmap, heap):
                 return False
         board, boot = hello[1][0], hello[1][1]
         host.send("led", (board, 1, GROUP.get(pinmap, "all"), "chase", 0xFF0000, 400))
-        for sid, kind in sorted(sensors.items()):
-            if kind == "beam":
-                fw.drop_ball(sid, width_ms=8)
-            elif kind == "tilt":
-                fw.tilt(sid, True, settle=False)
-            else:
-                fw.presence(sid, True, settle=False)
-        fw.sync()
-        fw.advance(300_000)
+        fw.trigger_all(sensors)
         got = set()
         while got != set(sensors):
             f = host.frame(max(0.1, deadline - time.monotonic()))

@@ -401,6 +401,19 @@ class FirmwareProcess:
         """Put a piece on a cell (occupied=True) or take it away."""
         self._settled(self._spec(sensor, "presence"), occupied, settle)
 
+    def trigger_all(self, sensors: dict[str, str]) -> None:
+        """Every sensor once (id -> kind, as a hello lists them): an 8 ms ball through each beam, each tilt
+        fallen, each cell occupied, none waiting to settle; then 0.3 s of the board's time for them to be told."""
+        for sid, kind in sorted(sensors.items()):
+            if kind == "beam":
+                self.drop_ball(sid, width_ms=8)
+            elif kind == "tilt":
+                self.tilt(sid, True, settle=False)
+            else:
+                self.presence(sid, True, settle=False)
+        self.sync()
+        self.advance(300_000)
+
     def raw(self, *cmds: str) -> None:
         """Send control commands as they are (set/adv/mux; see tests/firmware/fakes/machine.py)."""
         self._send(*cmds)
