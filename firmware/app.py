@@ -7,7 +7,6 @@ so the host (which drops copies) sees each event exactly once.
 """
 
 import asyncio
-import gc
 import json
 import sys
 import time
@@ -17,7 +16,8 @@ import hal
 import machine
 import wire
 from leds import PATTERNS, Strip
-from sensors import SAFE_US, BeamSensor, EdgePin, Mux, Ring, Settled, TwoBeamSensor
+from outbox import BLIND, BLOCKED, Outbox
+from sensors import SAFE_US, Ring
 
 RELEASE = "0.1.0"  # the firmware's release; a build adds a hash of its sources (boards/firmware.py)
 try:  # the installed set's version, written by the build: an update changes it (docs/protocol.md "Updates")
@@ -52,18 +52,12 @@ PIN_MAP = ("sensors", "leds", "muxes", "comment")  # config keys used only to bu
 # firmware ran itself, was a pause it did not ask for (a flash write, Wi-Fi): its edges are untimed.
 GAP_US = 3000
 FRAME_US = 2000  # the longest an LED frame holds the firmware itself (RMT: ~0.4 ms for 73 pixels)
+OWED_EVENT = 1
+OWED_HELLO = 2
+ENCODE_US = 1000  # the longest making an event's frame takes (docs/hardware.md "Timing": 0.3 ms on esp32)
 # Scheduled handlers waiting at once (MICROPY_SCHEDULER_DEPTH on esp32): a pause that let this many
 # through may have dropped more (mp_sched_schedule refuses when full).
 SCHED_DEPTH = 8
-
-
-def _pull(spec):
-    p = spec.get("pull", "up")
-    if p == "up":
-        return machine.Pin.PULL_UP
-    if p == "down":
-        return machine.Pin.PULL_DOWN
-    return None
 
 
 class App:
@@ -90,12 +84,8 @@ class App:
         self.up_ms = 0
         self.up_at = self.t0
         self.seq = 0
-        # [(seq, frame)] oldest first, kept until the host's evack. Its room is taken now, while the heap
-        # is whole: MicroPython keeps a list's allocation when a slice is deleted, and the outbox only
-        # pops when full, so a full outbox never asks a heap fragmented by its own frames for one
-        # contiguous block (4 KB for 512 events on a board), which it may not have.
-        self.outbox = [(0, b"")] * self.opt["outbox"]
-        del self.outbox[:]
+        self.outbox = Outbox(self.opt["outbox"])  # kept until the host's evack; its room is taken now
+        self.owed = 0  # frames that found no heap, made again next cycle: OWED_EVENT, OWED_HELLO
         self.acked = 0  # highest seq the host acknowledged
         self.sent = 0  # highest seq handed to the link
         self.ctl = []  # hello / beat / ack / error frames waiting for the link
@@ -125,14 +115,10 @@ class App:
         self.by_id = {}
         self.muxes = {}
         now = hal.ticks_us()
-        # Each spec let go once its sensor is built, and collected now and then, so the sensors' objects take
-        # the room their specs leave instead of the heap keeping holes between them for the board's life.
-        specs = cfg.pop("sensors", None) or []
-        specs.reverse()
-        while specs:
-            self._add_sensor(specs.pop(), now)
-            if len(specs) % 4 == 0:
-                gc.collect()
+        import build  # the pin map into sensors: boot-only code, let go once they are built
+
+        build.sensors(self, cfg, now)
+        del build, sys.modules["build"]
         self.scan_us = self.opt["scan_ms"] * 1000
         self.scan_at = hal.add(now, -self.scan_us)  # the first cycle scans
         led = cfg.get("leds") or {}
@@ -145,50 +131,6 @@ class App:
             hal.gc_manual()  # the port would collect whenever the heap filled: maybe inside a ball
 
     # --- sensors -----------------------------------------------------------------
-
-    def _add_sensor(self, spec, now):
-        sid = spec["id"]
-        kind = spec["kind"]
-        active = spec.get("active", 0)
-        pull = _pull(spec)
-        if kind == "beam":
-            mp = spec.get("min_pulse_us", self.opt["min_pulse_us"])
-            lock = spec.get("lockout_ms", self.opt["lockout_ms"]) * 1000
-            block = spec.get("block_ms", self.opt["block_ms"]) * 1000
-            two = "lower" in spec
-            beam = (TwoBeamSensor if two else BeamSensor)(sid, self.emit, active, mp, lock, block)
-            pins = [spec["pin"], spec["lower"]] if two else [spec["pin"]]
-            for det, pin in zip(beam.channels(), pins):
-                self.channels.append(det)  # registered before its IRQ can fire
-                det.ring = self.ring
-                self.beams.append(det)
-                det.src = EdgePin(self.ring, len(self.channels) - 1, pin, pull)
-                self.soft = self.soft or not det.src.hard
-            self.sensors.append(beam)
-            self.by_id[sid] = beam
-            return
-        else:
-            settle = spec.get("settle_ms", self.opt[kind + "_settle_ms"]) * 1000
-            if "mux" in spec:
-                m = self.muxes.get(spec["mux"])
-                if m is None:
-                    mc = self.cfg["muxes"][spec["mux"]]
-                    m = Mux(mc["sig"], mc["select"], pull)
-                    self.muxes[spec["mux"]] = m
-                s = Settled(sid, kind, self.emit, active, settle, 1 - active, now)
-                m.cells.append((spec["channel"], s))
-            else:
-                s = Settled(sid, kind, self.emit, active, settle, 1 - active, now)
-                if self.soft:
-                    s.read = machine.Pin(spec["pin"], machine.Pin.IN, pull).value  # polled: no scheduler slot
-                else:
-                    self.channels.append(s)
-                    ep = EdgePin(self.ring, len(self.channels) - 1, spec["pin"], pull)
-                    s.read = ep.value
-                    s.src = ep
-                    s.ring = self.ring
-            self.sensors.append(s)
-            self.by_id[sid] = s
 
     def sensor_list(self):
         return ",".join(s.id + ":" + s.kind for s in self.sensors) or "-"
@@ -269,23 +211,26 @@ class App:
     # --- outgoing ----------------------------------------------------------------
 
     def emit(self, sensor, value, t, width, kind=None):
-        """kind: the sensor's own, or "blind" for a break a collection kept from being timed."""
-        try:
-            frame = self._signed(wire.encode(
-                "event", (self.board, self.boot, self.seq + 1, sensor.id, kind or sensor.kind, value, t, width)
-            ))
-        except MemoryError:  # no heap for the frame; no gap in seq
-            if kind is None and sensor.kind != "beam":
-                return False  # a tilt or presence keeps its state: it says it again at the next cycle
-            self.dropped_events += 1  # a ball is gone with its moment: counted (beat's dropped)
-            return False
+        """kind: the sensor's own, "blind" for a break a pause kept from being timed, or "blocked".
+        Allocates nothing: the event goes into the outbox as numbers, its frame is made when it is sent."""
         self.seq += 1
-        if len(self.outbox) >= self.opt["outbox"]:
-            self.outbox.pop(0)
-            self.dropped_events += 1
-        self.outbox.append((self.seq, frame))
+        code = BLIND if kind == "blind" else BLOCKED if kind == "blocked" else 0
+        # Kept within what the wire carries, so its frame can always be made (wire.TICKS, wire.BLIND_MS).
+        if self.outbox.push(self.seq, self.sensors.index(sensor), code, min(value, 65535), t & 0x3FFFFFFF,
+                            min(width, 0x3FFFFFFF)):
+            self.dropped_events += 1  # the outbox was full: its oldest unacknowledged event is gone
         self.wake.set()
         return True
+
+    def _event_frame(self, i):
+        """The frame of the outbox's i-th oldest event (the same bytes each time it is sent)."""
+        ob = self.outbox
+        k = ob.slot(i)
+        sv = ob.sv[2 * k]
+        sensor = self.sensors[sv >> 2]
+        kind = "blind" if sv & 3 == BLIND else "blocked" if sv & 3 == BLOCKED else sensor.kind
+        return self._signed(wire.encode("event", (self.board, self.boot, ob.first + i, sensor.id, kind,
+                                                  ob.sv[2 * k + 1], ob.tw[2 * k], ob.tw[2 * k + 1])))
 
     def _signed(self, frame):
         return wire.sign(frame, self.key, self.table, self.board, self.boot) if self.key else frame
@@ -304,7 +249,7 @@ class App:
     def hello(self):
         # acked: where this board stands, so a host learns it before taking any event as new
         # (everything before the outbox's oldest was acknowledged, or dropped and counted).
-        stand = self.outbox[0][0] - 1 if self.outbox else self.seq
+        stand = self.outbox.first - 1 if len(self.outbox) else self.seq
         try:
             self.send_ctl(
                 "hello",
@@ -312,6 +257,12 @@ class App:
             )
         except wire.WireError:  # too many sensors for one frame (`battlement hardware check` warns of it)
             self.error(0, "hello-too-long")
+        except MemoryError:  # its ~500-byte blocks not there now (a fragmented heap): made again next cycle,
+            self.owed |= OWED_HELLO  # and nothing goes before it (the host takes no event from an unknown boot)
+            return
+        if self.owed & OWED_HELLO:
+            self.owed &= ~OWED_HELLO
+            self.ctl.insert(0, self.ctl.pop())
 
     def dropped(self):
         return self.ring.ctl[2] + self.dropped_events
@@ -331,15 +282,25 @@ class App:
         (evacks trim it, new events join it while the link writes), and an event counts as sent
         once it has been handed over.
         """
+        if self.owed & OWED_HELLO:
+            return
         while self.ctl:
             yield self.ctl.pop(0), False
         ob = self.outbox
-        while ob:
-            i = max(0, self.sent + 1 - ob[0][0])  # seqs in the outbox run without gaps
+        while len(ob):
+            i = max(0, self.sent + 1 - ob.first)  # seqs in the outbox run without gaps
             if i >= len(ob):
                 return
-            seq, frame = ob[i]
-            self.sent = seq
+            t0 = hal.ticks_us()
+            try:
+                frame = self._event_frame(i)
+            except MemoryError:  # the event stays unsent, and keeps its place: made again next cycle
+                self.owed |= OWED_EVENT
+                return
+            # Making a frame is the firmware's own work (pin handlers run meanwhile), not a pause it missed:
+            # up to ENCODE_US; beyond that something held it.
+            self.own_us += min(ENCODE_US, hal.diff(hal.ticks_us(), t0))
+            self.sent = ob.first + i
             yield frame, True
 
     def untake(self, frames):
@@ -355,7 +316,7 @@ class App:
         """Send every unacknowledged event again (after a reconnect or a silent host)."""
         self.sent = self.acked
         self.progress_ms = time.ticks_ms()
-        if self.outbox:
+        if len(self.outbox):
             self.wake.set()
 
     def _count_up(self, now_ms):
@@ -376,10 +337,15 @@ class App:
     def housekeeping(self, now_ms):
         self._count_up(now_ms)
         ob = self.outbox
+        if self.owed & OWED_HELLO:
+            self.hello()
+        if self.owed:
+            self.owed &= ~OWED_EVENT
+            self.wake.set()
         # Only what was already sent is resent; newer events are on their way anyway.
         if (
-            ob
-            and self.sent >= ob[0][0]
+            len(ob)
+            and self.sent >= ob.first
             and time.ticks_diff(now_ms, self.progress_ms) >= self.opt["resend_ms"]
         ):
             self.rewind()
@@ -453,12 +419,7 @@ class App:
             self.acked = seq
             self.progress_ms = time.ticks_ms()
         self.sent = max(self.sent, self.acked)
-        ob = self.outbox
-        k = 0
-        while k < len(ob) and ob[k][0] <= seq:
-            k += 1
-        if k:
-            del ob[:k]
+        self.outbox.trim(seq)
 
     def _led(self, target, pattern, rgb, period):
         if pattern not in PATTERNS:

@@ -213,7 +213,7 @@ class Ota:
             if not 0 <= size <= 1 << 20 or not _hex(dig.encode(), 64):
                 return self.refuse("bad-manifest", "size or SHA-256 of %s" % name)
             total += size
-        if app.outbox:  # every event must reach the host before the board restarts
+        if len(app.outbox):  # every event must reach the host before the board restarts
             return self.refuse("outbox", "%d events not yet acknowledged" % len(app.outbox))
         self._drop()
         w = pointer()
@@ -296,7 +296,7 @@ class Ota:
         m = self.m
         if m is None or not self.staged:
             return self.refuse("incomplete", "nothing staged to swap in")
-        if self.app.outbox:
+        if len(self.app.outbox):
             return self.refuse("outbox", "%d events not yet acknowledged" % len(self.app.outbox))
         for name, size, dig in m["files"]:  # read back: what the flash holds is what starts
             if digest(_join(self.dir, name), size) != dig.encode():

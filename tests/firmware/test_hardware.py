@@ -212,6 +212,7 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
         "app.py",
         "beam.py",
         "bootcount.py",
+        "build.py",
         "edges.py",
         "hal.py",
         "improv.py",
@@ -222,6 +223,7 @@ def test_flash_dry_run_prints_every_step_and_touches_nothing(tmp_path, capsys):
         "mqttlink.py",
         "mqttlite.py",
         "ota.py",
+        "outbox.py",
         "sensors.py",
         "wire.py",
     }

@@ -157,7 +157,7 @@ def test_a_new_version_never_confirmed_goes_back_when_its_trial_ends(mosquitto, 
 
 
 # Every step of an update by name: the power goes at the n-th write whose "<op> <path>" the regex matches
-# (tests/firmware/fakes/os.py). A write() is cut half way.
+# (tests/firmware/fakes/powercut/os.py). A write() is cut half way.
 STEPS = {
     "cleaning the staging folder": (2, "^remove s"),
     "copying a file the board holds": (3, "^write s./app"),

@@ -92,18 +92,22 @@ def test_ringo_41_cells_through_three_muxes(fw_code, model):
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_a_fallen_tower_whose_frame_finds_no_heap_is_reported_once_there_is_heap(fw_code, model):
-    # The heap full for the frame (an outbox waiting for a slow host, a fragmented heap): the tower's state is
-    # still there, so it is said at the next cycle with heap, once, with the time it fell. A ball is gone with its
-    # moment: counted as dropped in the beat, as before.
+def test_an_event_whose_frame_finds_no_heap_is_sent_once_there_is_heap_and_none_is_dropped(fw_code, model):
+    # The heap full for a frame (an outbox waiting for a slow host, a fragmented heap). Defect: the frame was made
+    # when the event happened, so a ball whose frame found no heap was gone (counted in the beat's dropped), and a
+    # board with a full outbox held ~150 bytes of heap per event. The outbox now keeps events as numbers made at
+    # boot; the frame is made when the link sends it, and one that finds no heap is made again later: the fallen
+    # tower and the ball both arrive, once each, in order, with their own times.
     beam = {"id": "cup-1", "kind": "beam", "pin": 7}
-    ops = ["freeze", "noheap 3", "set 5 0", "adv 150000", "sense", "adv 1000", "sense", "adv 1000", "sense", "take",
-           "beat"]
-    ops += ["adv 1000", "sense", "take", "adv 1000", "sense", "take", "noheap 1",
-            "set 7 0", "adv 8000", "set 7 1", "adv 50000", "sense", "take", "beat"]
+    ops = ["freeze", "noheap 2", "set 5 0", "adv 150000", "sense", "adv 1000", "sense", "adv 1000", "sense", "take",
+           "take", "beat", "take", "beat"]
+    ops += ["noheap 1", "set 7 0", "adv 8000", "set 7 1", "adv 50000", "sense", "take", "take", "beat"]
     r = run_scenario(fw_code, {"board": "t-3", "sensors": [TILT, beam]}, ops, model=model)
-    assert [(e[3], e[5]) for e in r.events()] == [("tilt-1", 1)]
-    assert r.events()[0][2] == 1  # no gap in seq: nothing was numbered that did not go
-    first, last = r.of("beat")
-    assert first[3] == 0, first  # the tower is not lost, so not counted as dropped
-    assert last[3] == 1, last  # the ball is
+    assert [(e[3], e[5]) for e in r.events()] == [("tilt-1", 1), ("cup-1", 1)]
+    assert [e[2] for e in r.events()] == [1, 2]  # no gap in seq
+    assert 7000 <= r.events()[1][7] <= 9000, r.events()[1]  # the ball's own width
+    kinds = [t for t, _ in r.frames]
+    assert kinds.index("beat") < kinds.index("event")  # while the tower's frame found no heap ...
+    held = r.of("beat")[0]
+    assert (held[3], held[6]) == (0, 1), held  # ... it waited in the outbox: not dropped
+    assert all(b[3] == 0 for b in r.of("beat")), r.of("beat")  # nothing was ever dropped

@@ -88,7 +88,7 @@ class Rig:
         await asyncio.to_thread(self.fw.stop)
 
     def _boot(self):
-        os.environ["BATTLEMENT_FS_KILL"] = str(self.budget)  # read by the fake os (tests/firmware/fakes/os.py)
+        os.environ["BATTLEMENT_FS_KILL"] = str(self.budget)  # read by the fake os (tests/firmware/fakes/powercut/os.py)
         try:
             self.fw.start()
         except RuntimeError:  # it died before its machine module said hello to us: _watch starts it again
@@ -158,7 +158,7 @@ class Rig:
 
     def cut_power_at(self, n, at=None):
         """The board dies at its n-th filesystem write from now (counted across its restarts), or at the n-th
-        whose "<op> <path>" the regex `at` matches (tests/firmware/fakes/os.py)."""
+        whose "<op> <path>" the regex `at` matches (tests/firmware/fakes/powercut/os.py)."""
         self.armed += 1
         self.budget.with_name(self.budget.name + ".log").unlink(missing_ok=True)
         tmp = self.budget.with_name(self.budget.name + ".tmp")

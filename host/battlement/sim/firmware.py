@@ -55,6 +55,7 @@ from battlement.boards.firmware import FIRMWARE, ROOT, compile_module, firmware_
 from battlement.errors import UserError
 
 FAKES = ROOT / "tests" / "firmware" / "fakes"
+POWERCUT = "powercut"
 
 
 def micropython_binary() -> str:
@@ -65,16 +66,20 @@ def board_modules() -> pathlib.Path:
     """The simulated board (tests/firmware/fakes) compiled to .mpy, once per content.
 
     Compiled, it costs the MicroPython heap little to load, so heap-limit runs measure the firmware.
+    Its powercut/ folder (the `os` that cuts the power at a chosen write) goes on the path only
+    for a board that is told where (BATTLEMENT_FS_KILL): otherwise it is the port's own os, and
+    costs the firmware's heap nothing.
     """
-    srcs = sorted(FAKES.glob("*.py"))
+    srcs = sorted(FAKES.glob("*.py")) + sorted(FAKES.glob(POWERCUT + "/*.py"))
     h = hashlib.sha256()
     for p in srcs:
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
+        h.update(str(p.relative_to(FAKES)).encode() + b"\0" + p.read_bytes())
     out = pathlib.Path(tempfile.gettempdir()) / ("battlement-board-" + h.hexdigest()[:16])
     if not out.is_dir():
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="battlement-board-"))
+        (tmp / POWERCUT).mkdir()
         for p in srcs:
-            compile_module(p, tmp / (p.stem + ".mpy"))
+            compile_module(p, tmp / p.relative_to(FAKES).with_suffix(".mpy"))
         try:
             tmp.rename(out)
         except OSError:  # another process made it first
@@ -88,10 +93,14 @@ def micropython_env(code_dir: str | pathlib.Path, extra: dict | None = None, mod
     model: the board's timing model (ideal, rp2, esp32, esp32-gc; tests/firmware/fakes/machine.py).
     """
     env = dict(os.environ)
-    env["MICROPYPATH"] = "%s:%s:.frozen" % (board_modules(), code_dir)
     if model:
         env["BATTLEMENT_BOARD"] = model
     env.update(extra or {})
+    board = board_modules()
+    path = [board, code_dir, ".frozen"]
+    if env.get("BATTLEMENT_FS_KILL"):
+        path.insert(0, board / POWERCUT)
+    env["MICROPYPATH"] = ":".join(str(p) for p in path)
     return env
 
 

@@ -44,7 +44,17 @@ MODEL = MODELS[MODEL_NAME]
 C = COSTS[MODEL["costs"]]
 sim_port = MODEL["port"]
 
-_pins = {}
+_pins = {}  # number -> Pin
+# Each pin's state, by its number (GPIO 0-48 on an ESP32-S3, 0-29 on an RP2040): a board's Pin objects
+# are in ROM, and attributes here would take the heap the tests measure as the firmware's.
+NPINS = 64
+_lv = bytearray(NPINS)  # level
+_hnd = [None] * NPINS  # IRQ handler
+_trig = bytearray(NPINS)  # IRQ trigger bits
+_flg = bytearray(NPINS)  # edges latched since the handler last ran (rp2)
+_hardf = bytearray(NPINS)  # 1: a hard IRQ
+_due = [0] * NPINS  # rp2: when its waiting handler runs (lists: an array("q") item is read as a long int)
+_edge_t = [0] * NPINS  # ... and when the edge it reports happened
 _mux = {}  # sig pin -> (select pins, {channel: level})
 # Clock state: [virtual now, last real ticks_us or None when frozen, inside a handler, masked until,
 #               VM blocked until, next automatic GC, automatic GC off]
@@ -125,13 +135,13 @@ def _next_irq():
     best = None
     k = -1
     for i in range(len(_hard)):
-        d = _hard[i]._due
+        d = _due[_hard[i].id]
         if best is None or d < best:
             best = d
             k = i
     if best is not None and best < _st[3]:
         best = _st[3] + _lat()  # masked: runs once interrupts come back on
-        _hard[k]._due = best
+        _due[_hard[k].id] = best
     _nk[0] = k
     return best
 
@@ -192,7 +202,7 @@ def run_until(t):
                 _spare.append(e)
             else:
                 p = _hard.pop(k)
-                due = p._edge_t
+                due = _edge_t[p.id]
             late = _st[0] - due
             stats["late_max"] = max(stats["late_max"], late)
             p._call()
@@ -308,25 +318,20 @@ class Pin(PinBase):
     IRQ_RISING = 8
 
     def __init__(self, id, mode=-1, pull=None, value=None):
-        old = _pins.get(id)
+        if not 0 <= id < NPINS:
+            raise ValueError("invalid pin")
         self.id = id
-        self.mode = mode
-        self.pull = pull
-        self._v = old._v if old is not None else (1 if pull == Pin.PULL_UP else 0)
+        if id not in _pins:
+            _lv[id] = 1 if pull == Pin.PULL_UP else 0  # the same pin again keeps its level
+        _hnd[id] = None
+        _trig[id] = _flg[id] = _hardf[id] = 0
         if value is not None:
-            self._v = 1 if value else 0
-        self._handler = None
-        self._trigger = 0
-        self._flags = 0
-        self._due = 0
-        self._edge_t = 0
-        self.hard = False
+            _lv[id] = 1 if value else 0
         _pins[id] = self
 
     def init(self, mode=-1, pull=None, value=None):
-        self.mode = mode
         if value is not None:
-            self._v = 1 if value else 0
+            _lv[self.id] = 1 if value else 0
 
     def _level(self):
         m = _mux.get(self.id)
@@ -335,17 +340,17 @@ class Pin(PinBase):
             sel = m[0]
             for i in range(len(sel)):
                 p = _pins.get(sel[i])
-                if p is not None and p._v:
+                if p is not None and _lv[p.id]:
                     ch |= 1 << i
-            return m[1].get(ch, self._v)
-        return self._v
+            return m[1].get(ch, _lv[self.id])
+        return _lv[self.id]
 
     def value(self, v=None):
         if v is None:
             work(C["pin_r"])
             return self._level()
         work(C["pin_w"])
-        self._v = 1 if v else 0
+        _lv[self.id] = 1 if v else 0
         return None
 
     def on(self):
@@ -365,46 +370,48 @@ class Pin(PinBase):
         if hard is not None and MODEL["irq"] == "soft":
             # ports/esp32 machine_pin.c takes handler, trigger, wake: hard= is an unknown keyword.
             raise TypeError("unexpected keyword argument 'hard'")
-        self._handler = handler
-        self._trigger = trigger
-        self.hard = bool(hard)
+        k = self.id
+        _hnd[k] = handler
+        _trig[k] = trigger
+        _hardf[k] = 1 if hard else 0
         return self
 
     def flags(self):
         """Edges latched since the handler was last called (Pin.irq().flags() on rp2)."""
-        return self._flags
+        return _flg[self.id]
 
     def _edge(self, level, t):
         level = 1 if level else 0
-        if level == self._v:
+        k = self.id
+        if level == _lv[k]:
             return
-        self._v = level
+        _lv[k] = level
         stats["edges"] += 1
-        h = self._handler
         bit = Pin.IRQ_RISING if level else Pin.IRQ_FALLING
-        if h is None or not self._trigger & bit:
+        if _hnd[k] is None or not _trig[k] & bit:
             return
         kind = MODEL["irq"]
         if kind == "soft":
             _schedule(self, t)
             return
         if self in _hard:
-            self._flags |= bit  # the pin's IRQ is still pending: one call for both edges
+            _flg[k] |= bit  # the pin's IRQ is still pending: one call for both edges
             stats["coalesced"] += 1
             return
-        self._flags = bit
-        self._edge_t = t
-        self._due = t + _lat()
+        _flg[k] = bit
+        _edge_t[k] = t
+        _due[k] = t + _lat()
         _hard.append(self)
 
     def _call(self):
-        h = self._handler
+        k = self.id
+        h = _hnd[k]
         if h is None:
             return
         stats["irqs"] += 1
         _st[2] = True
         try:
-            if self.hard or MODEL["irq"] == "ideal":
+            if _hardf[k] or MODEL["irq"] == "ideal":
                 micropython.heap_lock()
                 try:
                     h(self)
@@ -414,7 +421,7 @@ class Pin(PinBase):
                 h(self)
         finally:
             _st[2] = False
-            self._flags = 0
+            _flg[k] = 0
 
     def drive(self, level):
         """An edge now, its IRQ delivered as the model says (immediately in the ideal model)."""

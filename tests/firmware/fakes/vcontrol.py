@@ -6,10 +6,10 @@ Commands are listed in machine.py's docstring.
 import json
 import os
 import select
-import socket
 import sys
 import time
 
+import usocket as socket  # the controller's wire is the simulator's, not the board's (fakes/socket.py: its lwIP)
 from vboard import MODEL, _at, _real, _st, advance, pin, run_until, set_mux, stats
 
 _sim = [None, b"", None]  # socket, partial input, poller
