@@ -40,6 +40,9 @@ OPTIONS = {
     },
 }
 SENSED = ("cell",)
+# apply() only ever replaces state's values (the board is a string, the hand a new dict): a shallow copy of
+# the state before an input keeps it whole if the input is refused (docs/rules/engine.md, "Illegal input")
+FLAT_STATE = True
 MAX_STEPS = 3000
 
 ATT = "attackers"
@@ -676,6 +679,12 @@ def _within(h, mv):
     return (h["off"] == off and h["extra"] == extra and h["castle"] == dc), True
 
 
+# On CPython, where one lifted piece of the side to play may go is kept per position and cell (tables lift
+# the same pieces over and over, as _SAID keeps a move's words); a board works it out each time.
+_LIFTED = {}  # type: dict
+LIFTED_KEPT = 4096  # positions kept, then forgotten at once
+
+
 def _on_cell(state, inp):
     c = _cell(inp, "cell")
     occ = inp.get("occupied")
@@ -706,6 +715,14 @@ def _on_cell(state, inp):
         return fx
     state["hand"] = h
     side = state["turn"]
+    lifted = None
+    if _SHARE_INPUTS and len(h["off"]) == 1 and not h["extra"] and h["castle"] == 0:
+        opts = state["options"]  # gen_moves' key and the cell: all that what one lifted piece lights depends on
+        lifted = (state["board"], state["castle"], side, opts["enter_from_neutral"], opts["neutral_limit"], h["off"][0])
+        dests = _LIFTED.get(lifted)
+        if dests is not None:
+            cue(fx, "piece.lifted", side=side, cell=NAMES[lifted[5]], to=list(dests))
+            return fx
     moves = gen_moves(state["board"], state["castle"], side, state["options"])
     if h["off"]:
         # A move can only account for a lifted cell it moves from or captures on: look at those alone
@@ -727,6 +744,10 @@ def _on_cell(state, inp):
         frm = h["off"][0] if len(h["off"]) == 1 else -1
         if frm > 0 and not h["extra"] and h["castle"] == 0 and state["board"][frm] == PIECE[side]:
             dests = sorted({NAMES[(mv >> 6) & 63] for mv in partial if mv & 63 == frm})
+            if lifted is not None:
+                if len(_LIFTED) >= LIFTED_KEPT:
+                    _LIFTED.clear()
+                _LIFTED[lifted] = tuple(dests)
             cue(fx, "piece.lifted", side=side, cell=NAMES[frm], to=dests)
             return fx
         # Part of the way through a move: light what is still to lift and where a piece may go.

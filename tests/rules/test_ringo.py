@@ -3,7 +3,7 @@
 Runs under CPython (pytest) and MicroPython (tests/rules/test_micropython.py).
 """
 
-from rtest import Illegal, Match, cues, load, play, prompts, raises, says
+from rtest import Illegal, Match, Rng, cues, dumps, load, play, prompts, raises, says, scale
 
 ringo = load("ringo")
 A = "attackers"
@@ -336,6 +336,59 @@ def test_bad_inputs_are_refused_naming_what_is_wrong_and_leave_the_state_unchang
     assert "unknown input type" in str(raises(Illegal, m.apply, {"t": "roll"}))
     assert "occupied must be true or false" in str(raises(Illegal, m.apply, {"t": "cell", "cell": "a5"}))
     assert m.view() == before and m.inputs == []
+
+
+def test_no_input_changes_a_state_it_was_applied_to_accepted_or_refused():
+    # What lets a match copy Ringo's state shallowly before each input (FLAT_STATE): a refused sensor
+    # change or move leaves the game as it was, and an accepted one never reaches back into the state
+    # an undo replays from.
+    assert ringo.FLAT_STATE
+    rng = Rng(5)
+    names = ringo.NAMES
+    for game in range(scale(20, 4)):
+        m = Match(ringo, {"attackers": 5 + game % 3}, game)
+        for _ in range(scale(200, 40)):
+            if m.over:
+                break
+            legal = m.legal()
+            r = rng.below(4)
+            if r == 0 and legal:
+                inp = rng.choice(legal)
+            elif r == 1:
+                inp = mv(rng.choice([A, D]), rng.choice(names), rng.choice(names))
+            else:
+                inp = cell(rng.choice(names), rng.below(2) == 1)
+            old = m.state
+            before = dumps(old)
+            try:
+                ringo.apply(dict(old), inp)  # as the bridge's Match applies it (FLAT_STATE)
+            except Illegal:
+                pass
+            assert dumps(old) == before, inp
+            try:
+                m.apply(inp)
+            except Illegal:
+                pass
+
+
+def test_a_piece_lifted_again_in_the_same_position_lights_the_same_cells():
+    # The cells a lifted piece may go to are kept per position (CPython): the second lift of a piece, of
+    # this table or another, gets what the first worked out, in every position random games reach.
+    rng = Rng(9)
+    for game in range(scale(6, 2)):
+        m = Match(ringo, {"attackers": 5 + game % 3}, game)
+        for _ in range(scale(60, 15)):
+            if m.over:
+                break
+            pieces = [c for c in ringo.NAMES if c != "castle" and m.view()["cells"].get(c) == m.state["turn"]]
+            for c in pieces:
+                again = ringo.apply(dict(m.state), cell(c, False))  # what earlier positions left kept
+                kept = dict(ringo._LIFTED)
+                ringo._LIFTED.clear()
+                first = ringo.apply(dict(m.state), cell(c, False))  # worked out afresh
+                ringo._LIFTED.update(kept)
+                assert again == first, (c, first, again)
+            m.apply(rng.choice(m.legal()))
 
 
 # ---------------------------------------------------------------- reading the sensors

@@ -67,6 +67,11 @@ class HassLink:
         self.sent.append((topic, payload.decode(), retain))  # equal text, equal bytes (UTF-8)
         return True
 
+    def publish0_all(self, messages):
+        for topic, payload in messages:
+            self.publish_raw(topic, payload)
+        return True
+
 
 class Twin:
     def __init__(self, tmap):

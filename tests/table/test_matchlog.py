@@ -11,7 +11,7 @@ import gc
 import pytest
 from battlement.table.matchlog import InputLog, Match
 
-from shared_rules import load
+from shared_rules import engine, load
 
 ringo = load("ringo")
 
@@ -79,3 +79,29 @@ def test_a_match_survives_the_sealed_chunks_of_its_log():
     assert len(m.inputs) == 5 and m.to_data()["inputs"] == lift
     assert m.undo() == lift[-1] and m.inputs == lift[:-1]
     assert Match.restore(ringo, m.to_data()).state == m.state
+
+
+def test_the_bridges_match_plays_as_the_rules_match_refusals_included():
+    # Ringo's state is copied shallowly before each input here (FLAT_STATE), deeply by the rules' Match:
+    # the same effects, refusals, views and undo, move for move, on sensor changes legal or not
+    rng = engine.Rng(3)
+    names = ringo.NAMES
+    for seed in range(6):
+        ours, theirs = Match(ringo, seed=seed), engine.Match(ringo, seed=seed)
+        for step in range(300):
+            if ours.over:
+                break
+            legal = ours.legal()
+            r = rng.below(3)
+            inp = rng.choice(legal) if r == 0 and legal else {"t": "cell", "cell": rng.choice(names),
+                                                              "occupied": rng.below(2) == 1}
+            got = []
+            for m in (ours, theirs):
+                try:
+                    got.append(m.apply(inp))
+                except engine.Illegal as e:
+                    got.append("refused: %s" % e.reason)
+            assert got[0] == got[1] and ours.view(None) == theirs.view(None), (seed, step, inp)
+            if step % 50 == 49:
+                assert ours.undo() == theirs.undo() and engine.dumps(ours.state) == engine.dumps(theirs.state)
+        assert list(ours.inputs) == theirs.inputs and engine.dumps(ours.state) == engine.dumps(theirs.state)

@@ -20,7 +20,7 @@ Topics the bridge publishes for them:
 Only what the public scoreboard gets is published (session.public(): the rules' public view) and the
 sensed inputs, which everyone at the table saw happen: no side's secret reaches these topics.
 The payloads are built by pure functions; Publisher wires them to a transport with the interface of
-transport.mqtt.MqttTransport (will, on_connected, subscribe_extra, publish_raw).
+transport.mqtt.MqttTransport (will, on_connected, subscribe_extra, publish_raw, publish0_all).
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ class Publisher:
         look = self._inputs.get(table)
         if look is None or look[1] is not inputs or look[0] != session.game_id:
             if look is not None:
-                self._tell_table(table, look)
+                self._publish_events(self._tell_table(table, look, []))
             self._inputs[table] = [session.game_id, inputs, len(inputs), session.adapter]
             self._dirty.add(table)
         self._news.add(table)
@@ -294,10 +294,12 @@ class Publisher:
     def _tell(self) -> None:
         self._telling = None
         news, self._news = self._news, set()
+        out: list[tuple[str, bytes]] = []
         for table in news:
             look = self._inputs.get(table)
             if look is not None:
-                self._tell_table(table, look)
+                self._tell_table(table, look, out)
+        self._publish_events(out)
         self._dirty.update(news)
         if self._due is None and news:
             try:
@@ -306,28 +308,29 @@ class Publisher:
                 return
             self._due = loop.call_later(max(0.0, self._flushed_at + STATE_EVERY - time.monotonic()), self.flush)
 
-    def _tell_table(self, table: str, look: list) -> None:
-        """The events of the inputs of a table's log since it was last told (look: game id, log, told, adapter:
-        the log's own game's, whatever the table plays now)."""
+    def _tell_table(self, table: str, look: list, out: list) -> list:
+        """The events of the inputs of a table's log since it was last told, added to out as (topic, payload)
+        (look: game id, log, told, adapter: the log's own game's, whatever the table plays now)."""
         _game, inputs, told, adapter = look
         n = look[2] = len(inputs)
-        if n <= told:
-            return
-        topic = self._event_topics.get(table) or self._event_topics.setdefault(table, event_topic(table))
-        for inp in inputs[told:]:
-            payload = self._event(adapter, inp)
-            if payload is not None:
-                # QoS 0: a hit is news for a moment, not worth a place in the QoS 1 queue that the
-                # boards' commands wait in (100 tables' events would fill it), nor worth showing late
-                self._publish(topic, payload, False, "events-sent", qos=0)
+        if n > told:
+            topic = self._event_topics.get(table) or self._event_topics.setdefault(table, event_topic(table))
+            made = self._payloads.get(type(adapter)) or self._payload_maker(adapter)
+            out += [(topic, p) for p in map(made, inputs[told:]) if p is not None]
+        return out
 
-    def _event(self, adapter, inp: dict) -> bytes | None:
+    def _publish_events(self, events: list[tuple[str, bytes]]) -> None:
+        """QoS 0: a hit is news for a moment, not worth a place in the QoS 1 queue that the boards' commands
+        wait in (100 tables' events would fill it), nor worth showing late. A loop turn's events in one write."""
+        if events:
+            sent = self.transport.publish0_all(events)
+            self.counters["events-sent" if sent else "unsent"] += len(events)
+
+    def _payload_maker(self, adapter) -> ByInput:
         """An input's event payload, made once per distinct input of a game: the words and the fields depend
         on the input alone (describe() for the public, viewer None)."""
-        made = self._payloads.get(type(adapter))
-        if made is None:
-            made = self._payloads[type(adapter)] = ByInput(lambda i: event_payload(i, adapter.describe(i, None)))
-        return made(inp)
+        made = self._payloads[type(adapter)] = ByInput(lambda i: event_payload(i, adapter.describe(i, None)))
+        return made
 
     def refresh(self) -> None:
         """Publish every table's state now if it changed (a pause, say, tells no listener)."""

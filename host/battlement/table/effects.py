@@ -29,6 +29,7 @@ LED_FRAME = 0.04
 # board's lights change at most five times a second: they show the game as late as its events anyway,
 # and the commands of the 40 ms frames were still a tenth of the bridge's work an event at 2x capacity.
 LED_FRAME_BEHIND = 0.2
+LEDS_KEPT = 4096  # commands kept made (Effects.led), then forgotten at once: a table uses a few dozen
 
 
 class Effects:
@@ -41,12 +42,25 @@ class Effects:
         self._by_led: dict[tuple, list[str]] | None = None
         self._view_lit: dict[str, tuple[str, int, int]] = {}  # what the last relight drew
         self._warned: set[str] = set()  # objects a warning cue lit since then
+        self._leds: dict[tuple, Led | None] = {}  # (object, light) -> its command (led())
 
     def _led(self, obj: str, pattern: str, rgb: int, period: int) -> Led | None:
+        return self.led(obj, (pattern, rgb if pattern != "off" else 0, period))
+
+    def led(self, obj: str, light: tuple[str, int, int]) -> Led | None:
+        """The command that gives obj's LED this light (pattern, rgb, period); None if obj has no LED. Made
+        once and shared (an Led cannot change): a table lights the same few over and over."""
+        try:
+            return self._leds[obj, light]
+        except KeyError:
+            pass
+        if len(self._leds) >= LEDS_KEPT:
+            self._leds.clear()
         o = self.tmap.objects.get(obj)
-        if o is None or o.led is None or o.led_board is None:
-            return None
-        return Led(o.led_board, o.led, pattern, rgb if pattern != "off" else 0, period, self.tmap.table)
+        led = None if o is None or o.led is None or o.led_board is None else Led(
+            o.led_board, o.led, light[0], light[1], light[2], self.tmap.table)
+        self._leds[obj, light] = led
+        return led
 
     def for_cue(self, cue: dict) -> list[Led]:
         name = cue.get("cue", "")

@@ -210,7 +210,8 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         source: who says so, when not the sensor itself)."""
         self.counters["events"] += 1
         at = time.monotonic() if at is None else at
-        self.apply_due(at)
+        if self._held or self.adapter.holding():  # nothing held, nothing due (most games: always)
+            self.apply_due(at)
         if self.paused:
             self._release_held()  # sensed before the pause: played (what pausing held, reset() drops below)
         obj, inputs, note = self.router.place(ev, self.match.state, at)
@@ -264,7 +265,7 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         if not isinstance(inp, dict) or not isinstance(inp.get("t"), str):
             self.counters["illegal"] += 1
             return {"ok": False, "message": "an input is an object with a 't' field, got %r" % (inp,), "n": 0}
-        if self.match.over and self.between is not None:
+        if self.between is not None and self.match.over:
             return self._answer_between(inp, source)
         private = self.adapter.PRIVATE
         if inp["t"] in private and source.startswith("host page"):
@@ -447,7 +448,9 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
                 continue
             state = want.get(name, OFF)
             if self.lit.get((o.led_board, o.led)) != state:
-                self.send(Led(o.led_board, o.led, state[0], state[1], state[2], self.table))
+                led = self.effects.led(name, state)
+                if led is not None:  # (o has an LED: always)
+                    self.send(led)
         self._touched.clear()
 
     def _finish(self) -> None:

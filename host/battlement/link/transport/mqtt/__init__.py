@@ -133,6 +133,13 @@ class MqttTransport(Keeper):
         c.send(topic_name, payload, qos, retain, None, (topic_name,) if retain else None, urgent)
         return self._up
 
+    def publish0_all(self, messages: list[tuple[str, bytes]]) -> bool:
+        """QoS 0 messages (topic, payload), in order and in one write (publish_raw's qos=0 for each); False: not sent."""
+        c = self._client
+        if c is None or not self._up:
+            return False
+        return c.publish0_all(messages)
+
     # --- what arrives ---------------------------------------------------------------------------
 
     def _from_broker(self, client, name: str, payload: bytes, qos, properties) -> None:

@@ -198,6 +198,17 @@ class _Client(gmqtt.Client):
         self._write(_fixed_header(0x30 | bool(retain), len(body)) + body)
         return True
 
+    def publish0_all(self, messages: list[tuple[str, bytes]]) -> bool:
+        """A QoS 0 PUBLISH of each (topic, payload), not retained, in one write (a loop turn's Home Assistant
+        events): the link and the clock looked at once, not once a message."""
+        if not self.is_connected:
+            return False
+        props = b"\x00" if self._connection_state.protocol_version == MQTTv50 else b""
+        heads = self._headers
+        self._write(b"".join([_fixed_header(0x30, len(head) + len(props) + len(p)) + head + props + p
+                              for head, p in [(heads.get(t) or self._header(t), p) for t, p in messages]]))
+        return True
+
     def drain(self) -> None:
         """Send what waits, as far as the broker's receive maximum allows: the urgent first."""
         urgent = self.urgent
