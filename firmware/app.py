@@ -7,6 +7,7 @@ so the host (which drops copies) sees each event exactly once.
 """
 
 import asyncio
+import gc
 import json
 import sys
 import time
@@ -52,6 +53,7 @@ PIN_MAP = ("sensors", "leds", "muxes", "comment")  # config keys used only to bu
 # firmware ran itself, was a pause it did not ask for (a flash write, Wi-Fi): its edges are untimed.
 GAP_US = 3000
 FRAME_US = 2000  # the longest an LED frame holds the firmware itself (RMT: ~0.4 ms for 73 pixels)
+ROOM_PER_BYTE = 5  # a board's objects per byte of its config.json (red-kingdom: 3.4 KB -> ~17 KB)
 OWED_EVENT = 1
 OWED_HELLO = 2
 ENCODE_US = 1000  # the longest making an event's frame takes (docs/hardware.md "Timing": 0.3 ms on esp32)
@@ -563,13 +565,36 @@ def load_config(path="config.json"):
 
 def _build(path):
     """The board's App. Its own frame: once it returns, no stale slot of main's keeps the whole config alive."""
+    # The heap is filled from its start. Room kept there while the config is read puts the config above
+    # it; let go, the board's own objects fill it, and the config's garbage goes as one piece at the top:
+    # not as holes among them, which left no block for a hello's 500-byte frame in a heap with 11 KB free.
+    room = _room(path)
     cfg = load_config(path)
     import bootcount
 
     # Raised in flash (in the board's folder: config.json's) before the first frame goes out.
     boot = bootcount.advance(path.rpartition("/")[0], cfg.get("boots_from", 0))
     del bootcount, sys.modules["bootcount"]  # used once a boot: its heap goes back to the sensing
+    del room
+    gc.collect()
     return App(cfg, boot)
+
+
+def _room(path):
+    """A block about the size of what the config's pin map becomes (ROOM_PER_BYTE per byte of it), or less."""
+    import os
+
+    try:
+        n = os.stat(path)[6] * ROOM_PER_BYTE
+    except OSError:
+        return None
+    gc.collect()
+    while n >= 1024:
+        try:
+            return bytearray(min(n, gc.mem_free() // 2))
+        except MemoryError:
+            n //= 2
+    return None
 
 
 def main():

@@ -38,7 +38,14 @@ _P0 = const(19)  # the last pause the VM took (esp32: a collection, or one notic
 _P1 = const(20)  # ... to
 _E0 = const(21)  # ... and the earliest an edge stamped in it may have happened
 _PAUSED = const(22)  # 1: edges may still come stamped in that pause
-_N = const(23)
+# Its counters, for the tests and a curious host (each an attribute would cost a slot in the object's table).
+_GLITCHES = const(23)  # spells too short to be a ball
+_LOCKED = const(24)  # flickers bridged inside a ball
+_REPAIRED = const(25)  # lost edges made good
+_BLIND = const(26)  # questions asked (blind events)
+_BLOCKS = const(27)  # times it became blocked
+_N = const(28)
+_COUNTERS = ("glitches", "locked", "repaired", "blind", "blocks")
 
 
 
@@ -74,11 +81,10 @@ class Beam:
         s[_START] = s[_ODD] = -1
         s[_LAST] = hal.ticks_us()
         self.clear = 0  # when the beam last cleared
-        self.glitches = 0
-        self.locked = 0  # flickers bridged inside a ball
-        self.repaired = 0
-        self.blind = 0
-        self.blocks = 0
+
+    def count(self, what):
+        """A counter: "glitches", "locked", "repaired", "blind" or "blocks" (for tests and diagnostics)."""
+        return self.s[_COUNTERS.index(what) + _GLITCHES]
 
     def set(self, key, value):
         """A host `config` setting (min_us, lockout_ms, block_ms); False if it is none of the beam's."""
@@ -160,7 +166,7 @@ class Beam:
                 if hal.diff(t, self.clear) >= s[_LOCK] or (s[_DIM] and held and not hidden):
                     self.judge()
                 else:
-                    self.locked += 1
+                    s[_LOCKED] += 1
                     if hidden and held:
                         self._split(early)  # the light before it may have held: it may be a ball of its own
             s[_LAST] = early
@@ -217,26 +223,26 @@ class Beam:
             if self.owner is not None:
                 self.owner.ball(self, start, width)
         elif s[_HI] < s[_MIN]:
-            self.glitches += 1  # noise, however the untimed part went
+            s[_GLITCHES] += 1  # noise, however the untimed part went
         elif s[_HID]:
             self._blind(s[_SPLITS] + 1, s[_FIRST], self.clear)  # untimed: a person says whether it was a ball
         else:
-            self.glitches += 1
+            s[_GLITCHES] += 1
 
     def _blind(self, n, t, end):
         """n questions about the spell from t to end (one per break that may have been a ball)."""
-        if self.owner is None:
-            self.glitches += 1
-            return
         s = self.s
+        if self.owner is None:
+            s[_GLITCHES] += 1
+            return
         span = max(0, hal.diff(end, t))
         pause = max(0, hal.diff(s[_P1], s[_P0]))
         for _ in range(n):
-            self.blind += 1
+            s[_BLIND] += 1
             self.owner.blind(self, t, span, pause)
 
     def _blocked(self, t, width, on):
-        self.blocks += on
+        self.s[_BLOCKS] += on
         if self.owner is not None:
             self.owner.blocked(self, t, width, on)
 
@@ -272,7 +278,7 @@ class Beam:
         elif hal.diff(now, s[_ODD]) >= REPAIR_US:
             # An edge was lost (full ring or scheduler queue): take the pin's word, untimed (it happened
             # after the pin was last seen to agree and before it was first seen not to).
-            self.repaired += 1
+            s[_REPAIRED] += 1
             a = s[_PIECE] if s[_BROKEN] else self.clear
             self.edge(lv, s[_ODD], s[_SEEN] if hal.diff(s[_SEEN], a) > 0 else a)
             src.resync(lv)

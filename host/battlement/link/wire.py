@@ -167,7 +167,10 @@ def _token(tok, kind, fs):
         raise WireError(R_FIELDS, "unsafe token %r" % tok)
     if len(_KNOWN) >= _KNOWN_MAX:
         _KNOWN.clear()
-    _KNOWN[tok] = max(need, 2 if is_id(b) else 1)
+    try:
+        _KNOWN[tok] = max(need, 2 if is_id(b) else 1)
+    except MemoryError:  # a board's heap with no block for the cache's growth: checked again next time
+        pass
 
 
 def encode(typ, fields):

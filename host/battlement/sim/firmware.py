@@ -40,6 +40,7 @@ import hashlib
 import json
 import os
 import pathlib
+import platform
 import shutil
 import socket
 import subprocess
@@ -56,6 +57,8 @@ from battlement.errors import UserError
 
 FAKES = ROOT / "tests" / "firmware" / "fakes"
 POWERCUT = "powercut"
+# The unix port keeps native code in memory of its own: mpy-cross's name for this machine, if it has one.
+NATIVE = {"x86_64": "x64", "amd64": "x64", "i686": "x86", "i386": "x86"}.get(platform.machine().lower())
 
 
 def micropython_binary() -> str:
@@ -65,13 +68,15 @@ def micropython_binary() -> str:
 def board_modules() -> pathlib.Path:
     """The simulated board (tests/firmware/fakes) compiled to .mpy, once per content.
 
-    Compiled, it costs the MicroPython heap little to load, so heap-limit runs measure the firmware.
+    Compiled, it costs the MicroPython heap little to load, so heap-limit runs measure the firmware; as
+    machine code where the port runs it (NATIVE), its code is outside that heap, as a board's drivers are
+    (C, in ROM).
     Its powercut/ folder (the `os` that cuts the power at a chosen write) goes on the path only
     for a board that is told where (BATTLEMENT_FS_KILL): otherwise it is the port's own os, and
     costs the firmware's heap nothing.
     """
     srcs = sorted(FAKES.glob("*.py")) + sorted(FAKES.glob(POWERCUT + "/*.py"))
-    h = hashlib.sha256()
+    h = hashlib.sha256((NATIVE or "").encode())
     for p in srcs:
         h.update(str(p.relative_to(FAKES)).encode() + b"\0" + p.read_bytes())
     out = pathlib.Path(tempfile.gettempdir()) / ("battlement-board-" + h.hexdigest()[:16])
@@ -79,7 +84,7 @@ def board_modules() -> pathlib.Path:
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="battlement-board-"))
         (tmp / POWERCUT).mkdir()
         for p in srcs:
-            compile_module(p, tmp / p.relative_to(FAKES).with_suffix(".mpy"))
+            compile_module(p, tmp / p.relative_to(FAKES).with_suffix(".mpy"), NATIVE, native=NATIVE is not None)
         try:
             tmp.rename(out)
         except OSError:  # another process made it first

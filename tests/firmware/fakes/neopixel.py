@@ -45,22 +45,24 @@ class NeoPixel:
 
 
 _HEX = b"0123456789abcdef"
-_line = [bytearray(0)]
+# The line goes out in pieces of up to 16 pixels: no block of the firmware's heap as long as a frame's line
+# (511 bytes for 73 pixels), which a fragmented heap may not have where a board's driver needs none.
+_piece = bytearray(3 + 7 * 16)
 
 
 class Shown:
-    """The last frame: .shown is [(r, g, b)] (made only when a test asks)."""
+    """The last frame: .shown is [(r, g, b)] (made only when a test asks, from what was shown)."""
 
     def __init__(self):
         self.n = 0
+        self.grb = None
 
     @property
     def shown(self):
         out = []
-        b = _line[0]
         for i in range(self.n):
-            o = 3 + 7 * i
-            out.append(tuple(int(bytes(b[o + 2 * k : o + 2 * k + 2]), 16) for k in range(3)))
+            w = self.grb(i)
+            out.append(((w >> 8) & 255, (w >> 16) & 255, w & 255))
         return out
 
 
@@ -71,19 +73,29 @@ def show(n, grb):
     """Report a frame of n pixels, grb(i) -> 0xGGRRBB, as "px rrggbb,..." without piling up garbage."""
     global last
     machine.stats["frames"] = machine.stats.get("frames", 0) + 1
-    line = _line[0]
-    if len(line) != 4 + 7 * n - (1 if n else 0):
-        line = bytearray(b"px " + b"000000," * n + (b"" if n else b"\n"))
-        line[len(line) - 1] = 10  # the line's end (a frame of 0 pixels: "px \n")
-        _line[0] = line
+    p = _piece
+    p[0] = 112  # "px "
+    p[1] = 120
+    p[2] = 32
+    k = 3
     for i in range(n):
+        if k + 7 > len(p):
+            machine.report_piece(p, k)
+            k = 0
         w = grb(i)
-        o = 3 + 7 * i
-        for k, sh in ((0, 8), (2, 16), (4, 0)):  # r, g, b
+        for j, sh in ((0, 8), (2, 16), (4, 0)):  # r, g, b
             v = (w >> sh) & 255
-            line[o + k] = _HEX[v >> 4]
-            line[o + k + 1] = _HEX[v & 15]
+            p[k + j] = _HEX[v >> 4]
+            p[k + j + 1] = _HEX[v & 15]
+        p[k + 6] = 44  # ","
+        k += 7
+    if n:
+        p[k - 1] = 10  # the line's end in place of the last ","
+    else:
+        p[k] = 10
+        k += 1
+    machine.report_piece(p, k)
     if last is None:
         last = Shown()
     last.n = n
-    machine.report(line)  # the line as it is: a frame is no copy (the firmware's heap is measured with this one)
+    last.grb = grb

@@ -42,6 +42,7 @@ if MODEL_NAME not in MODELS:
     raise SystemExit("BATTLEMENT_BOARD must be one of " + ", ".join(MODELS))
 MODEL = MODELS[MODEL_NAME]
 C = COSTS[MODEL["costs"]]
+del MODELS, COSTS  # the other models' tables: not in the heap the firmware is measured in
 sim_port = MODEL["port"]
 
 _pins = {}  # number -> Pin

@@ -122,10 +122,10 @@ st["usb_blocked_us"] = usb.blocked_us
 st["usb_dropped"] = usb.dropped
 for s in a.sensors:
     if s.kind == "beam":
-        st[s.id] = {"balls": s.balls, "glitches": s.beam.glitches, "locked": s.beam.locked}
-        st[s.id]["repaired"] = getattr(s.beam, "repaired", 0)
-        st[s.id]["blind"] = getattr(s.beam, "blind", 0)
-        st[s.id]["blocks"] = getattr(s.beam, "blocks", 0)
+        st[s.id] = {"balls": s.balls, "glitches": s.beam.count("glitches"), "locked": s.beam.count("locked")}
+        st[s.id]["repaired"] = s.beam.count("repaired")
+        st[s.id]["blind"] = s.beam.count("blind")
+        st[s.id]["blocks"] = s.beam.count("blocks")
 st["gc_windows"] = machine.gc_windows
 if log is not None:
     st["edges_seen"] = log

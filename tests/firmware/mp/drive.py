@@ -74,11 +74,11 @@ for s in a.sensors:
     st = {"kind": s.kind}
     if s.kind == "beam":
         st["balls"] = s.balls
-        st["glitches"] = s.beam.glitches
-        st["locked"] = s.beam.locked
+        st["glitches"] = s.beam.count("glitches")
+        st["locked"] = s.beam.count("locked")
         st["bounced"] = getattr(s, "bounced", 0)
-        st["blind"] = s.beam.blind + getattr(getattr(s, "mouth", None), "blind", 0)
-        st["blocks"] = getattr(s.beam, "blocks", 0)
+        st["blind"] = s.beam.count("blind") + (s.mouth.count("blind") if hasattr(s, "mouth") else 0)
+        st["blocks"] = s.beam.count("blocks")
     else:
         st["chatter"] = s.chatter
     stats[s.id] = st
