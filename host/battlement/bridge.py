@@ -106,7 +106,6 @@ class Bridge(Health):
         self.web_counters: dict[str, int] = {}  # the web app's: wrong codes, rate-limited, websocket junk
         self.onboarding: dict = {}  # addresses, port, mDNS state: set by serve() once the page is up
         self.led_sent = None  # hook(led, t_sent) for the benchmark
-        self._held: list[Led] | None = None  # LED commands waiting for their batch's commit
         # (table, board) -> {target: what the LED was last sent}; a board's hello forgets its own at once
         self._shown: dict[tuple, dict[str, tuple]] = {}
         self.metrics: Metrics | None = Metrics(self)  # /metrics; None turns the latency hooks off
@@ -218,7 +217,7 @@ class Bridge(Health):
             if m:
                 m.taking = t_taken
             sensed = False  # a board event in the batch: its LED commands are timed (event -> LED)
-            self._held = []
+            self.lights.hold()  # the batch's LED commands wait for its commit
             n = 0
             turn_ends = t_taken + TURN_BUDGET
             self.journal.begin()
@@ -243,9 +242,8 @@ class Bridge(Health):
                 committed = self._commit(n)
                 if m:
                     m.committed(t_commit)
-                held, self._held = self._held, None
                 sent = self.counters["led-sent"]
-                self.lights.send_batch(held or [], t_taken if sensed else None)
+                self.lights.release(t_taken if sensed else None)
                 if m and sensed and self.counters["led-sent"] != sent:
                     m.lit(t_taken)
             if committed:
@@ -315,12 +313,7 @@ class Bridge(Health):
             self._note("board %s refused command %d: %s" % (msg.board, msg.msgid, msg.reason))
 
     def _sender(self):
-        def send(led: Led) -> None:
-            if self._held is not None:
-                self._held.append(led)
-            else:
-                self.lights.send(led)
-        return send
+        return self.lights.put  # held with the pump's batch until its commit, else at once
 
     def _lit(self, since: float) -> None:
         if self.metrics:

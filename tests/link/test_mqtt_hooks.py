@@ -11,6 +11,7 @@ import threading
 import time
 
 import paho.mqtt.client as mqtt
+from battlement.link.messages import Event
 from battlement.link.transport.mqtt import MqttTransport, topic_matches
 from support.aio import until
 from support.procs import settle
@@ -186,3 +187,51 @@ def test_a_client_that_hears_no_boards_subscribes_only_to_its_own_filters(mosqui
         asyncio.run(go())
     finally:
         watch.close()
+
+
+def test_a_filter_under_battlement_added_later_hears_board_frames_already_heard_and_every_frame_still_counts(
+        mosquitto):
+    """Board frames are handed from a read to the intake by their topic alone once heard; an extra filter that
+    takes them (added later, a watcher of the boards' topics) must hear them from then on, and a frame carrying
+    MQTT 5 properties (read by gmqtt, not the fast path) counts like the others, in its place."""
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+    from support.board import MqttBoard
+
+    board = MqttBoard(mosquitto.port, "watch-1").start()
+    props = Properties(PacketTypes.PUBLISH)
+    props.UserProperty = ("from", "test")
+
+    async def go():
+        t = MqttTransport(mosquitto.url, table="watch-1")
+        await t.start()
+        got: list = []
+        try:
+            board.publish(board.hello_frame())
+            seqs = [board.event() for _ in range(3)]
+
+            async def take(n):
+                while len([m for m in got if isinstance(m, Event)]) < n:
+                    got.append(await t.get())
+            await asyncio.wait_for(take(3), 10)
+            heard = []
+            t.subscribe_extra("battlement/watch-1/+/up", lambda topic, payload: heard.append(payload))
+            for _ in range(50):  # until the broker has the new subscription (no SUBACK to wait on here)
+                seqs.append(board.event())
+                await asyncio.wait_for(take(len(seqs)), 10)
+                if heard:
+                    break
+            assert heard, "the filter added later heard none of the board's frames"
+            board.client.publish(board.base + "up", board.event_frame(), qos=1, properties=props)
+            seqs.append(board.seq)
+            seqs.append(board.event())
+            await asyncio.wait_for(take(len(seqs)), 10)
+            assert [m.seq for m in got if isinstance(m, Event)] == seqs  # each once, in order
+            assert t.counters.get("handler-errors", 0) == t.counters.get("hook-errors", 0) == 0
+        finally:
+            await t.stop()
+
+    try:
+        asyncio.run(go())
+    finally:
+        board.stop()

@@ -149,42 +149,66 @@ class LedFrames:
         self._at: dict[tuple, float] = {}  # (table, board) -> when its last round went
         self._due: dict[tuple, dict[str, Led]] = {}  # (table, board) -> target -> command for the frame's end
         self._since: dict[tuple, float] = {}  # (table, board) -> when the oldest batch held there was taken
+        self._batch: dict[tuple, dict[str, Led]] | None = None  # the open batch's commands (hold() to release())
 
     def send(self, led: Led, since: float | None = None) -> None:
         """Now, or at the end of the board's frame if it was sent a round this frame. since: when the
         batch of board events that made it was taken."""
-        key = (led.table, led.board)
-        due = self._due.get(key)
-        if due is None:
-            now = time.monotonic()
-            wait = self._at.get(key, -self.frame) + self.frame - now
-            if wait <= 0:
-                self._at[key] = now
-                self.deliver(led)
-                return
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # driven by hand, with no loop to wait on: now
-                self.deliver(led)
-                return
-            due = self._due[key] = {}
-            loop.call_later(wait, self._round, key)
-        if since is not None:
-            self._since.setdefault(key, since)
-        due.pop(led.target, None)
-        due[led.target] = led
+        self._go({(led.table, led.board): {led.target: led}}, since)
 
-    def send_batch(self, held: list[Led], since: float | None = None) -> None:
-        """A batch's commands once it is committed. Only the last command for each LED in a burst matters, and
-        only if it changes what the LED shows (a piece lifted and put back within one burst sends nothing).
-        Sent in the order of those last commands: targets overlap ("all" and a pixel of it)."""
-        last: dict[tuple, Led] = {}
-        for led in held:
-            key = (led.table, led.board, led.target)
-            last.pop(key, None)
-            last[key] = led
-        for led in last.values():
-            self.send(led, since)
+    def hold(self) -> None:
+        """A batch begins: its commands (put()) wait for its commit (release())."""
+        self._batch = {}
+
+    def put(self, led: Led) -> None:
+        """A command as it is made: kept with the open batch's, else sent (send())."""
+        batch = self._batch
+        if batch is None:
+            self.send(led)
+            return
+        key = (led.table, led.board)
+        held = batch.get(key)
+        if held is None:
+            batch[key] = {led.target: led}
+        else:
+            held.pop(led.target, None)  # only the last command for each LED matters, in the order of those
+            held[led.target] = led
+
+    def release(self, since: float | None = None) -> None:
+        """The batch is committed: its commands go as send() would take them one by one, the last for each LED
+        alone (a piece lifted and put back within one burst sends nothing), in the order of those last commands
+        (targets overlap: "all" and a pixel of it). Looked at per board, not per command: a batch of 100 tables
+        holds a few hundred. since: when the batch was taken, if board events made its commands."""
+        batch, self._batch = self._batch, None
+        if batch:
+            self._go(batch, since)
+
+    def _go(self, batch: dict[tuple, dict[str, Led]], since: float | None) -> None:
+        now = time.monotonic()
+        for key, leds in batch.items():
+            due = self._due.get(key)
+            if due is None:
+                wait = self._at.get(key, -self.frame) + self.frame - now
+                if wait <= 0:  # the board's first round this frame: its first command now, the rest at its end
+                    self._at[key] = now
+                    first = next(iter(leds))
+                    self.deliver(leds.pop(first))
+                    if not leds:
+                        continue
+                    wait = self.frame
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # driven by hand, with no loop to wait on: now
+                    for led in leds.values():
+                        self.deliver(led)
+                    continue
+                due = self._due[key] = {}
+                loop.call_later(wait, self._round, key)
+            if since is not None:
+                self._since.setdefault(key, since)
+            for target, led in leds.items():
+                due.pop(target, None)
+                due[target] = led
 
     def _round(self, key: tuple) -> None:
         due = self._due.pop(key, None)

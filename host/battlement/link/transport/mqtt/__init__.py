@@ -97,6 +97,7 @@ class MqttTransport(Keeper):
         self._matched: dict[str, list] = {}  # topic -> extra callbacks it matches
         self._topics: dict[str, tuple[str, str, str] | None] = {}  # topic -> (table, board, leaf), None if bad
         self._down: dict[tuple[str, str], str] = {}  # (table, board) -> its down topic
+        self._boards_up: dict[str, tuple[str, str]] = {}  # a served board's up topic -> (table, board)
 
     # --- for the rest of the bridge -------------------------------------------------------
 
@@ -104,6 +105,7 @@ class MqttTransport(Keeper):
         """callback(topic, payload) for every message on topic_filter, subscribed (QoS 1) on every connect."""
         self._extra.setdefault(topic_filter, []).append(callback)
         self._matched.clear()
+        self._boards_up.clear()  # the filter may take some of them
         if topic_filter.split("/")[0] in (ROOT, "+", "#"):
             self._extra_under_root = True
         self._subscribe_now(topic_filter)
@@ -141,6 +143,22 @@ class MqttTransport(Keeper):
         return c.publish0_all(messages)
 
     # --- what arrives ---------------------------------------------------------------------------
+
+    def _from_broker_all(self, messages: list) -> None:
+        """A read's messages, (topic, payload, qos) in order (the client's on_messages): a served board's up
+        frame straight to the intake, found by its topic alone, the rest as _from_broker takes each."""
+        up = self._boards_up
+        serves = self.serves
+        handle = self._handle_line
+        for name, payload, qos in messages:
+            where = up.get(name)
+            if where is None or serves is not None and where[0] not in serves or len(payload) > MAX_FRAME:
+                self._from_broker(None, name, payload, qos, None)
+                continue
+            try:
+                handle(payload, where[0], where[0], where[1])
+            except Exception:  # noqa: BLE001 -- one message must not cost the rest of the read
+                self.counters["handler-errors"] += 1
 
     def _from_broker(self, client, name: str, payload: bytes, qos, properties) -> None:
         try:
@@ -188,6 +206,10 @@ class MqttTransport(Keeper):
         if len(payload) > MAX_FRAME:
             self._reject("length", name, "%d bytes" % len(payload))
             return
+        if leaf == "up" and not (self._extra and self._extra_under_root):  # no extra filter may take it
+            if len(self._boards_up) >= TOPICS_KNOWN:
+                self._boards_up.clear()
+            self._boards_up[name] = (table, board)
         self._handle_line(payload, table, table, board)
 
     def _elsewhere(self, table: str, board: str, leaf: str, payload: bytes) -> None:

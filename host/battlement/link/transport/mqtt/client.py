@@ -14,6 +14,7 @@ import collections
 import logging
 import socket
 import time
+from collections.abc import Callable
 
 import gmqtt
 from gmqtt.mqtt.constants import MQTTv50
@@ -30,6 +31,7 @@ READ_SIZE = 16 * 1024
 # it up to tcp_rmem's maximum (often 32 MiB, half a minute of frames); fixed, what waits beyond it waits
 # in the broker's queue for us, where a board's resend can take its place.
 RECEIVE_BUFFER = 256 * 1024
+PACKETS_KEPT = 4096  # QoS 0 PUBLISHes kept made (publish0_all), then forgotten at once
 _NO_PROPERTIES: dict = {}  # the properties of a PUBLISH cut here (_publish_in): none
 
 
@@ -58,10 +60,15 @@ class _Client(gmqtt.Client):
         self._waiting: dict[tuple, list] = {}  # key -> the waiting message that holds it
         self._dead = 0  # superseded messages still in the outbox (skipped when their turn comes)
         self._headers: dict[str, bytes] = {}  # topic -> its length-prefixed UTF-8 (a PUBLISH's start)
+        self._publish0s: dict[bool, dict] = {}  # MQTT 5 or not -> (topic, payload) -> its QoS 0 PUBLISH
         self.why: str | None = None  # why the last connection ended, if known
         h = self._package_handler
         self._gmqtt_publish_in = h._handle_publish_packet
         h._handle_publish_packet = self._publish_in  # found before the class's (gmqtt looks it up by name)
+        # A read's plain PUBLISHes, [(topic, payload, qos)] in order, handed over at once (the transport's); None:
+        # each to on_message as gmqtt would. One call a read instead of a chain of them a message.
+        self.on_messages: Callable[[list], None] | None = None
+        self._names: dict[bytes, str] = {}  # a PUBLISH's topic as read -> as text (decoded once)
         self.reading = True  # False: flow control holds the socket unread (the broker queues for us)
 
     def set_reading(self, on: bool) -> None:
@@ -203,11 +210,19 @@ class _Client(gmqtt.Client):
         events): the link and the clock looked at once, not once a message."""
         if not self.is_connected:
             return False
-        props = b"\x00" if self._connection_state.protocol_version == MQTTv50 else b""
-        heads = self._headers
-        self._write(b"".join([_fixed_header(0x30, len(head) + len(props) + len(p)) + head + props + p
-                              for head, p in [(heads.get(t) or self._header(t), p) for t, p in messages]]))
+        v5 = self._connection_state.protocol_version == MQTTv50
+        made = self._publish0s.get(v5)
+        if made is None or len(made) >= PACKETS_KEPT:
+            made = self._publish0s[v5] = {}
+        self._write(b"".join([made.get(m) or self._publish0(made, v5, m) for m in messages]))
         return True
+
+    def _publish0(self, made: dict, v5: bool, message: tuple[str, bytes]) -> bytes:
+        """A QoS 0 PUBLISH of (topic, payload), kept in made: a table's events are the same few over and over."""
+        topic, payload = message
+        body = (self._headers.get(topic) or self._header(topic)) + (b"\x00" if v5 else b"") + payload
+        packet = made[message] = _fixed_header(0x30, len(body)) + body
+        return packet
 
     def drain(self) -> None:
         """Send what waits, as far as the broker's receive maximum allows: the urgent first."""
@@ -255,16 +270,21 @@ class _Client(gmqtt.Client):
 
     def _read(self, conn, data: bytes, gmqtt_read) -> int:
         """gmqtt's _read_packet (cut every whole packet out of what was read; how much that was, -1 if
-        malformed), handing a QoS 0 or 1 PUBLISH straight to _publish_in rather than through gmqtt's
-        package dispatch; every other packet goes that way as before."""
+        malformed), handing the QoS 0 and 1 PUBLISHes without properties (every board frame) over together
+        (on_messages) rather than through gmqtt's package dispatch; every other packet goes that way as
+        before, in its place among them."""
         if self._package_handler.current_connection is not conn:
             return gmqtt_read(data)  # a connection already replaced: gmqtt drops what it says
         conn._last_data_in = time.monotonic()
+        v5 = self._connection_state.protocol_version == MQTTv50
+        names = self._names
+        got: list = []  # (topic, payload, qos) of this read's plain PUBLISHes, not yet handed over
         n, i = len(data), 0
         while n - i >= 2:
             j, size, mult = i + 1, 0, 1
             while True:  # the remaining length: MQTT's variable byte integer
                 if j >= n:
+                    self._hand(got)
                     return i
                 b = data[j]
                 j += 1
@@ -273,14 +293,28 @@ class _Client(gmqtt.Client):
                     break
                 mult *= 128
                 if mult > 2097152:
+                    self._hand(got)
                     return -1
             end = j + size
             if end > n:
-                return i
+                break
             cmd = data[i]
+            i = end
+            if cmd & 0xF4 == 0x30 and size > 2:  # PUBLISH, QoS 0 or 1 (dup and retain either way)
+                top = j + 2 + (data[j] << 8 | data[j + 1])  # the topic's end; the packet id follows (QoS 1)
+                start = top + (cmd & 2) + v5  # the payload's (MQTT 5: after an empty property list)
+                if top > j + 2 and start <= end and not (v5 and data[start - 1]):  # a topic, no properties
+                    topic = data[j + 2:top]
+                    name = names.get(topic) or self._name(topic)
+                    if name is not None:
+                        if cmd & 2:
+                            self._write(b"\x40\x02" + data[top:top + 2])  # PUBACK (MQTT 5: success, no properties)
+                        got.append((name, data[start:end], cmd >> 1 & 1))
+                        continue
+            self._hand(got)
             if cmd & 0xF4 == 0x30 or cmd == 0x40 and size >= 2:
                 try:
-                    if cmd != 0x40:  # PUBLISH, QoS 0 or 1 (dup and retain either way)
+                    if cmd != 0x40:  # a PUBLISH the loop above left (a topic alias, properties): gmqtt's way
                         self._publish_in(cmd, data[j:end])
                     else:  # PUBACK of ours: what gmqtt does with one (its id free, the message done), undispatched
                         mid = data[j] << 8 | data[j + 1]
@@ -290,8 +324,37 @@ class _Client(gmqtt.Client):
                     logging.getLogger("gmqtt").exception("[MqttPackageHandler] error handling package")
             else:
                 conn.put_package(Package(cmd, data[j:end]))
-            i = end
+        self._hand(got)
         return i
+
+    def _name(self, topic: bytes) -> str | None:
+        """A topic as text (kept: a bridge hears the same few hundred), None if it is not UTF-8 (gmqtt judges it)."""
+        try:
+            name = topic.decode()
+        except UnicodeDecodeError:
+            return None
+        if len(self._names) >= TOPICS_KNOWN:
+            self._names.clear()
+        self._names[topic] = name
+        return name
+
+    def _hand(self, got: list) -> None:
+        """Hand the PUBLISHes read so far over (on_messages, else one by one as gmqtt would), and forget them."""
+        if not got:
+            return
+        if self.on_messages is not None:
+            try:
+                self.on_messages(got)  # (which counts a message's failure and goes on with the rest)
+            except Exception:
+                logging.getLogger("gmqtt").exception("[MqttPackageHandler] error handling package")
+        else:
+            on_message = self._package_handler.on_message
+            for name, payload, qos in got:
+                try:
+                    on_message(name, payload, qos, _NO_PROPERTIES)
+                except Exception:
+                    logging.getLogger("gmqtt").exception("[MqttPackageHandler] error handling package")
+        got.clear()
 
     def _publish_in(self, cmd: int, raw: bytes) -> None:
         """A PUBLISH from the broker: a QoS 0 or 1 one without properties (every board frame) is cut here,

@@ -96,6 +96,10 @@ class Keeper(Transport):
         """A message from the broker, for MqttTransport to route."""
         raise NotImplementedError
 
+    def _from_broker_all(self, messages: list) -> None:
+        """A read's messages, (topic, payload, qos) each, for MqttTransport to route."""
+        raise NotImplementedError
+
     # --- the connection ---------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -108,6 +112,7 @@ class Keeper(Transport):
         self._client = _Client(self.client_id, self.counters, will_message=will,
                                session_expiry_interval=SESSION_EXPIRY, receive_maximum=RECEIVE_MAXIMUM)
         self._client.on_message = self._from_broker
+        self._client.on_messages = self._from_broker_all
         self._client.on_disconnect = lambda client, packet, exc=None: self._link_lost("closed by the broker")
         self._client.on_subscribe = self._subscribed
         if self.username is not None:
