@@ -3,7 +3,7 @@
 Each pin map in hardware/boards is run as tests/firmware/test_build.py runs it (the compiled
 firmware on the virtual-time board, MicroPython's 64-bit unix port, every sensor triggered, the
 LEDs chasing, signed frames off) in heaps of shrinking size; the figure is the smallest that
-kept the board alive without a MemoryError, in 4K steps. The previous release is the firmware at
+kept the board alive without a MemoryError, in 1K steps. The previous release is the firmware at
 BASELINE (git), staged and compiled the same way, on the same simulated board. The host side is a
 few lines that speak each firmware's own wire codec (its revision's wire.py: the protocol moved on
 since), so any release runs however the bridge talks today. The heap the simulated board's own
@@ -31,7 +31,7 @@ from support.procs import PtyPair
 
 BASELINE = "d597074"  # the release before the honest beam account (its red-kingdom needed 152K)
 MAPS = ("red-kingdom", "plingpong-1", "ringo-a", "outer-wall")
-LOW, HIGH, STEP = 64, 256, 4  # K
+LOW, HIGH, STEP = 64, 256, 1  # K
 WIRE = "host/battlement/link/wire.py"
 GROUP = {"red-kingdom": "kingdom", "ringo-a": "cells"}  # the LED group each map chases (else "all")
 
@@ -113,7 +113,7 @@ def runs_in(code, wire, pinmap, heap):
     try:
         fw.start()
         host = Host(pair.a, wire, fw.alive)
-        deadline = time.monotonic() + 60  # near its limit a heap can crawl: that is a failure too
+        deadline = time.monotonic() + 20  # near its limit a heap can crawl, or wait for a block: a failure too
         hello = None
         while hello is None or hello[0] != "hello":
             hello = host.frame(max(0.1, deadline - time.monotonic()))
@@ -180,7 +180,7 @@ def main():
             a, b = least_heap(now, wire_now, m), least_heap(before, wire_before, m)
             own = "%.0fK / %.0fK" % (a - share, b - share) if a and b else "-"
             print("   %-16s %11sK %17sK   %s" % (m, a or ">%d" % HIGH, b or ">%d" % HIGH, own), flush=True)
-        print("   (64-bit unix port: objects about twice their size on the 32-bit boards; 4K steps; the simulated")
+        print("   (64-bit unix port: objects about twice their size on the 32-bit boards; 1K steps; the simulated")
         print("    board's own modules, machine and neopixel, in ROM on a board, take %.1f KB of each)" % share)
 
 

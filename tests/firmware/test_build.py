@@ -23,20 +23,16 @@ from battlement.sim.firmware import FirmwareProcess
 from fwtest import HERE, run_mp
 
 # Measured with signed frames, the virtual-time board and red-kingdom's 27 sensors (roof switches
-# included): fails at 136K, runs at 144K. The unix port is 64-bit, so objects take about twice what
-# they take on the 32-bit Pico W (~150 KB free with Wi-Fi up), and the simulated board's own modules
-# share this heap; 160K keeps room for the largest kit without failing on a busy machine.
-# The honest beam account (bounds, blocked state, pauses it did not ask for) took red-kingdom from 152K
-# to 164K; with boot counting, updates and Improv on top it needed 172-192K. Each beam's and tilt's state
-# in one array (beam.py, sensors.py: 663 -> 343 bytes a beam), no garbage from the sensing loop, and a
-# board model that makes none per LED frame bring it to 156-164K; the pin map let go after boot and LED groups
-# kept as ranges, to 148-152K; each sensor's spec let go as it is built, with a collection every few, so the
-# board's objects fill the holes the pin map leaves instead of strewing the heap for good, to 140K (runs vary
-# by a step: tests/bench/bench_heap.py measures each map beside the previous release; about 28K of it is the
-# simulated board's own modules). The limit leaves four steps: on a loaded machine the host's acks come late and
-# the outbox holds every event at once (a tilt whose frame then finds no heap is made again once there is heap,
-# so it is late, never lost).
-HEAP = "156K"
+# included). The unix port is 64-bit, so objects take about twice what they take on the 32-bit Pico W
+# (~150 KB free with Wi-Fi up), and the simulated board's own modules share this heap.
+# The honest beam account took red-kingdom from 152K to 164K, boot counting, updates and Improv to 172-192K.
+# Each detector's state in one array, no garbage from the sensing loop, the pin map let go after boot and
+# each sensor's spec as it is built brought it to 140K; the outbox kept as numbers (no frame held per event),
+# sensor building as boot-only code, a token cache that never fails a frame, and a simulated board whose own
+# code is outside the heap (native, as a board's drivers are in ROM) to 125-126K (tests/bench/bench_heap.py
+# measures each map beside the previous release, in 1K steps). The limit leaves room for a loaded machine,
+# where the host's acks come late and control frames wait.
+HEAP = "140K"
 
 
 @pytest.mark.parametrize("march", ["armv6m", "xtensawin", None])
