@@ -4,7 +4,7 @@ A board answers every update message on battlement/<table>/<board>/ota, signed w
 listens there beside the updater, so whoever runs the update, the table's page says that a board is
 taking new firmware, that it restarts now, and what it runs after; during a game as a warning, since the
 board restarts in play (`battlement update --during-game`). Only answers signed with the board's key are
-believed: a stranger's is counted ("ota-unsigned") and says nothing. Each step is said once per boot.
+believed: a stranger's is counted ("ota-unsigned") and says nothing. Each step is said once per boot; only a board's latest boot is remembered.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class OtaWatch:
         keeps them); counters: the bridge's (on the host page and in /metrics)."""
         self.keys, self.sessions, self.counters = keys, sessions, counters
         self.counters.setdefault("ota-unsigned", 0)
-        self._said: dict[tuple, set] = {}  # (table, board, boot) -> the steps said
+        self._said: dict[tuple, tuple[int, set]] = {}  # (table, board) -> its latest boot, the steps said in it
 
     def attach(self, transport) -> None:
         """Before the transport starts (the subscription is made again on every connect)."""
@@ -47,12 +47,19 @@ class OtaWatch:
                 raise ValueError("not signed with the board's key")
             d = json.loads(body)
             state, boot = d["state"], d["boot"]
+            if type(boot) is not int:
+                raise TypeError("boot is not a number")
         except (ValueError, KeyError, TypeError):
             self.counters["ota-unsigned"] += 1
             return
         if state not in STEPS:
             return  # info, got (each chunk), refused, aborted: the updater's business
-        said = self._said.setdefault((table, board, boot), set())
+        latest = self._said.get((table, board))
+        if latest is not None and boot < latest[0]:
+            return  # a late answer from a boot gone by (boots only rise): said then, or moot now
+        if latest is None or boot > latest[0]:
+            latest = self._said[(table, board)] = (boot, set())
+        said = latest[1]
         if state in said or (state == "staged" and "ready" in said):
             return
         said.add(state)
