@@ -280,7 +280,9 @@ class Bridge(Health):
         return note
 
     def handle(self, msg) -> None:
-        table = self._table_of(msg)
+        table = msg.table
+        if table is None or table not in self.sessions:  # (a served table's message: no look-up beyond this)
+            table = self._table_of(msg)
         if table is None:
             self.counters["unknown-table"] += 1
             self._note("board %s%s belongs to no table this bridge serves"

@@ -105,7 +105,7 @@ class Health:
             return {"ok": False, "message": "board %s has no lights on %s" % (board, shown_path(tmap.path))}
         s = self.sessions[table]
         for target in targets:
-            s.send(Led(board, target, "blink", 0xFFFFFF, 300, table))
+            s.effects.send(Led(board, target, "blink", 0xFFFFFF, 300, table))
         self._note("LED test: board %s/%s blinks its %d light%s for %.0f s" % (
             table, board, len(targets), "" if len(targets) == 1 else "s", LED_TEST_SECONDS))
         asyncio.get_running_loop().call_later(LED_TEST_SECONDS, s.forget_board, board)  # the game's lights back

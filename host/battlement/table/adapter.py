@@ -51,6 +51,9 @@ class TableAdapter:
 
     def __init__(self, rules):
         self.rules = rules
+        # A game without a timing rule of its own never holds a change: the session need not ask at every one.
+        cls = type(self)
+        self.timed = cls.holding is not TableAdapter.holding or cls.deadline is not TableAdapter.deadline
 
     # --- the objects on the table ---------------------------------------------------------
 

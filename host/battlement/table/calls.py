@@ -68,8 +68,8 @@ class Moments:
         by = self._by_input
         by.pop(n, None)  # (a new game numbers from 1 again): the dict stays in the order of the steps
         self.now = by[n] = Moment()
-        if len(by) > self.KEEP:  # the oldest step's, without a look at every key
-            del by[next(iter(by))]
+        if len(by) > 2 * self.KEEP:  # the newest KEEP kept, now and then: deleting the oldest at every step
+            self._by_input = dict(list(by.items())[-self.KEEP:])  # made each find the first key past the holes
         return self.now
 
     def undo(self, inputs) -> None:

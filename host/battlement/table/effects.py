@@ -33,16 +33,29 @@ LEDS_KEPT = 4096  # commands kept made (Effects.led), then forgotten at once: a 
 
 
 class Effects:
-    def __init__(self, tmap: TableMap, adapter: TableAdapter):
+    """A table's lights: what each LED was last told (`lit`), what cues light, and the public view's drawing.
+    send(led) takes every command that changes an LED."""
+
+    def __init__(self, tmap: TableMap, adapter: TableAdapter, send: Callable[[Led], object] | None = None):
         self.tmap = tmap
         self.adapter = adapter
+        self._send = send or (lambda led: None)
         self.counters: dict[str, int] = {}
+        self.lit: dict[tuple[str, str], tuple[str, int, int]] = {}  # what each LED was last told
+        # What the last relight drew (object -> state; None: compare every LED next time) and the LEDs
+        # told something else since: a relight then only looks at objects whose state changed or that a
+        # cue touched, not at every LED on the table after every input.
+        self._drawn: dict[str, tuple[str, int, int]] | None = None
+        self._touched: set[tuple[str, str]] = set()
         self._with_leds: list | None = None
         self._shared: list[str] | None = None
         self._by_led: dict[tuple, list[str]] | None = None
+        self._led_key: dict[str, tuple[str, str]] | None = None  # object with an LED -> (board, led)
         self._view_lit: dict[str, tuple[str, int, int]] = {}  # what the last relight drew
         self._warned: set[str] = set()  # objects a warning cue lit since then
         self._leds: dict[tuple, Led | None] = {}  # (object, light) -> its command (led())
+        self._restore: tuple | None = None  # (drawing, LEDs touched since, what restore() sends them)
+        self._cues: dict[str, tuple[dict, tuple]] = {}  # cue name -> its last cue, what that lit (cue())
 
     def _led(self, obj: str, pattern: str, rgb: int, period: int) -> Led | None:
         return self.led(obj, (pattern, rgb if pattern != "off" else 0, period))
@@ -62,24 +75,61 @@ class Effects:
         self._leds[obj, light] = led
         return led
 
-    def for_cue(self, cue: dict) -> list[Led]:
+    def send(self, led: Led) -> None:
+        """Send an LED command unless the LED already shows exactly that (a relight sends only changes)."""
+        key, now = (led.board, led.target), (led.pattern, led.rgb, led.period_ms)
+        if self.lit.get(key) == now:
+            return
+        self.lit[key] = now
+        self._touched.add(key)
+        self._send(led)
+
+    def cue(self, cue: dict) -> None:
+        """Light what a cue names (each LED sent unless it shows that already)."""
         name = cue.get("cue", "")
         if name in self.adapter.CLEAR_WARNINGS:
-            return self._clear(cue)
-        rules = self.adapter.CUE_LIGHTS.get(name)
-        out: list[Led] = []
-        if rules is None:
-            return out
-        lit: list[str] = []
-        for field, pattern, colour, period in rules:
+            for led in self._clear(cue):
+                self.send(led)
+            return
+        if name not in self.adapter.CUE_LIGHTS:
+            return
+        # A table's cues are the same few over and over (b5 lifted lights b5 and where it may go): what
+        # each name's last one lit is kept, if its values were all text (== then means the same cue).
+        last = self._cues.get(name)
+        if last is not None and last[0] == cue:
+            made = last[1]
+        else:
+            made = self._cue_lights(cue)
+            if all(v.__class__ is str or v.__class__ is list and all(x.__class__ is str for x in v)
+                   for v in cue.values()):
+                self._cues[name] = ({k: list(v) if v.__class__ is list else v for k, v in cue.items()}, made)
+        lit, touched, send = self.lit, self._touched, self._send
+        for key, now, led in made[0]:
+            if lit.get(key) != now:
+                lit[key] = now
+                touched.add(key)
+                send(led)
+        if made[1]:
+            self._warned.update(made[1])
+
+    def _cue_lights(self, cue: dict) -> tuple:
+        """(((board, led), light, command) for each LED the cue lights, in order; the objects it warns on)."""
+        leds, names = [], []
+        for obj, light in self._lights_of(cue):
+            names.append(obj)
+            led = self.led(obj, light)
+            if led:
+                leds.append(((led.board, led.target), (led.pattern, led.rgb, led.period_ms), led))
+        return tuple(leds), tuple(names) if cue.get("cue", "") in self.adapter.WARNINGS else ()
+
+    def _lights_of(self, cue: dict) -> list[tuple[str, tuple[str, int, int]]]:
+        """(object, light) for each object the cue's lights name, in order (with or without an LED)."""
+        out = []
+        for field, pattern, colour, period in self.adapter.CUE_LIGHTS[cue.get("cue", "")]:
             rgb = self.adapter.COLOURS.get(cue.get(colour, ""), WHITE) if isinstance(colour, str) else colour
+            light = (pattern, rgb if pattern != "off" else 0, period)
             for obj in self.adapter.cue_objects(cue, cue.get(field), self.tmap.objects):
-                lit.append(obj)
-                led = self._led(obj, pattern, rgb, period)
-                if led:
-                    out.append(led)
-        if name in self.adapter.WARNINGS:
-            self._warned.update(lit)
+                out.append((obj, light))
         return out
 
     def _clear(self, cue: dict) -> list[Led]:
@@ -98,6 +148,70 @@ class Effects:
                 out.append(led)
         return out
 
+    def relight(self, view: dict) -> None:
+        """Bring every LED to what the public view says; only the ones that differ are sent."""
+        want = self.lit_names(view)
+        drawn, self._drawn = self._drawn, want
+        self._draw(want, drawn)
+
+    def restore(self) -> None:
+        """The table is as the last relight drew it: the LEDs cues lit since go back."""
+        drawn = self._drawn
+        if drawn is None:
+            return
+        if self.shared_leds:
+            self._draw(drawn, drawn)
+            return
+        # Only the touched LEDs can differ from the drawing, each lit by one object. A piece lifted and put
+        # back touches the same LEDs each time: what they go back to is kept for that drawing and those LEDs.
+        touched, memo = self._touched, self._restore
+        if memo is None or memo[0] is not drawn or memo[1] != touched:
+            by_led, keys = self.names_by_led, self.led_keys
+            names = sorted([n for key in touched for n in by_led.get(key, ())])
+            memo = self._restore = (drawn, frozenset(touched), [
+                (keys[n], drawn.get(n, OFF), self.led(n, drawn.get(n, OFF))) for n in names if n in keys])
+        lit, send = self.lit, self._send
+        for key, state, led in memo[2]:
+            if led is not None and lit.get(key) != state:
+                lit[key] = state
+                send(led)
+        touched.clear()
+
+    def forget_board(self, board: str) -> None:
+        """A board (re)booted: its LEDs show nothing we sent; the next relight compares every LED."""
+        for key in [k for k in self.lit if k[0] == board]:
+            del self.lit[key]
+        self._drawn = None
+
+    def _draw(self, want: dict, drawn: dict | None) -> None:
+        """Send what `want` lights, looking only at objects that may differ from `drawn` (None: all)."""
+        if drawn is None:
+            names = sorted(self.led_keys)
+        else:
+            # An LED no cue touched since the last relight still shows what that relight drew, so an
+            # object whose state is unchanged needs no look (unless its LED is shared with another).
+            look = set(self.shared_leds)
+            if want is not drawn and want != drawn:  # usually equal: one comparison in C
+                look.update(n for n in want.keys() | drawn.keys() if want.get(n) != drawn.get(n))
+            by_led = self.names_by_led
+            for touched in self._touched:
+                look.update(by_led.get(touched, ()))
+            names = sorted(look)
+        self._show(names, want)
+
+    def _show(self, names: list[str], want: dict) -> None:
+        """Send what `want` lights for each of names (in that order) whose LED shows something else."""
+        keys, lit, send = self.led_keys, self.lit, self._send
+        for name in names:
+            key = keys.get(name)
+            state = want.get(name, OFF)
+            if key is not None and lit.get(key) != state:
+                led = self.led(name, state)
+                if led is not None:  # (it has an LED: always)
+                    lit[key] = state
+                    send(led)
+        self._touched.clear()
+
     def lighting(self, view: dict) -> list:
         """[(object, (pattern, rgb, period))] for every object with an LED, from the public view
         (objects the view does not light go dark)."""
@@ -110,6 +224,13 @@ class Effects:
         lit = self.adapter.lighting(view, self.tmap.objects)
         self._view_lit, self._warned = lit, set()  # a relight puts every warning back as well
         return lit
+
+    @property
+    def led_keys(self) -> dict[str, tuple[str, str]]:
+        """Object with an LED -> (board, led)."""
+        if self._led_key is None:
+            self._led_key = {name: (o.led_board, o.led) for name, o in self._lit_objects if o.led_board is not None}
+        return self._led_key
 
     @property
     def names_by_led(self) -> dict[tuple, list[str]]:
@@ -185,6 +306,8 @@ class LedFrames:
 
     def _go(self, batch: dict[tuple, dict[str, Led]], since: float | None) -> None:
         now = time.monotonic()
+        loop: asyncio.AbstractEventLoop | None = None
+        asked = False
         for key, leds in batch.items():
             due = self._due.get(key)
             if due is None:
@@ -196,9 +319,13 @@ class LedFrames:
                     if not leds:
                         continue
                     wait = self.frame
-                try:
-                    loop = asyncio.get_running_loop()
-                except RuntimeError:  # driven by hand, with no loop to wait on: now
+                if not asked:  # once a batch
+                    asked = True
+                    try:
+                        loop = asyncio.get_running_loop()
+                    except RuntimeError:
+                        pass
+                if loop is None:  # driven by hand, with no loop to wait on: now
                     for led in leds.values():
                         self.deliver(led)
                     continue

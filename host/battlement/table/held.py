@@ -53,8 +53,6 @@ class HeldInputs:
         """Apply what the adapter handed out, each written with the events it stands for: first the
         held changes it let go (oldest first, one input each; the last input stands for those left, as
         a tie does for both balls), then the sensed change's own (event: (table, ev, object))."""
-        if not self._held and event is not None and len(inputs) == 1:  # the everyday change: nothing held before
-            return self.apply(inputs[0], source=source, event=event)
         gone = max(0, len(self._held) - self.adapter.holding())
         released, self._held = self._held[:gone], self._held[gone:]
         reply = {"ok": True, "message": ""}

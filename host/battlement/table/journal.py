@@ -141,6 +141,8 @@ class Journal(BoardRecords):
 
     def commit(self) -> None:
         if self.in_batch:
+            if self._inputs:
+                self.last_write = time.monotonic()  # the batch's inputs (once a batch, not once an input)
             self._flush()
             self.in_batch = False
             self.db.execute("COMMIT")
@@ -322,7 +324,6 @@ class Journal(BoardRecords):
         (table, board, boot, seq) each: their own rows say "input n" from the same commit."""
         n = self._n(game_id)
         now = time.time()
-        self.last_write = time.monotonic()
         own = (event is not None or bool(held)) and not self.in_batch  # the events and their input: one commit
         if own:
             self.begin()
@@ -336,8 +337,9 @@ class Journal(BoardRecords):
         self._last_input = (game_id, n, ref)
         row = [game_id, n, source, self._text(inp), "pending", None, now]
         if self.in_batch:
-            self._inputs.append(row)
+            self._inputs.append(row)  # last_write: at the commit
         else:
+            self.last_write = time.monotonic()
             self.db.execute(insert_sql("inputs", INPUT_COLS, one_row(INPUT_COLS), 1), row)
         if own:
             self.commit()

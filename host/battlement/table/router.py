@@ -28,10 +28,10 @@ class Router:
     def place(self, ev: Event, state: dict, at: float) -> tuple[str | None, list[dict] | None, str]:
         """(object, inputs, note). object None: not on the map; inputs None: the change means nothing;
         [] : held by a timing rule (the session asks the adapter for it when its window is over)."""
-        if ev.board not in self.tmap.boards:
+        obj = self.tmap.by_sensor.get((ev.board, ev.sensor))  # (only boards of the map have mapped sensors)
+        if obj is None and ev.board not in self.tmap.boards:
             self._count("unknown-board")
             return None, None, "board %s is not on table %s's map (%s)" % (ev.board, self.tmap.table, self.tmap.path)
-        obj = self.tmap.by_sensor.get((ev.board, ev.sensor))
         if obj is None:
             self._count("unmapped-sensor")
             return None, None, "sensor %s/%s is not mapped to any object in %s" % (ev.board, ev.sensor, self.tmap.path)

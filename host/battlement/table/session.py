@@ -24,7 +24,7 @@ import shared_rules
 from battlement.errors import UserError
 from battlement.link.messages import Event, Led
 from battlement.link.wire import BLIND
-from battlement.table.adapter import OFF, adapter_for
+from battlement.table.adapter import adapter_for
 from battlement.table.blind import KEEP_BLIND, BlindQuestions
 from battlement.table.calls import Moments, Silence, Speaker, ranks
 from battlement.table.effects import Effects
@@ -56,16 +56,10 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         self.sound: Speaker = sound or Silence()
         self.moments = Moments()  # what each step's calls speak of: stale once passed or undone (calls.py)
         self._send = send or (lambda led: None)
-        self.lit: dict[tuple[str, str], tuple[str, int, int]] = {}  # what each LED was last told
-        # What the last relight drew (object -> state; None: compare every LED next time) and the LEDs
-        # told something else since: a relight then only looks at objects whose state changed or that a
-        # cue touched, not at every LED on the table after every input.
-        self._drawn: dict[str, tuple[str, int, int]] | None = None
-        self._touched: set[tuple[str, str]] = set()
         # The game's table adapter, this table's own: it holds what a timing rule is waiting on.
         self.adapter = adapter_for(shared_rules.load(tmap.game), fresh=True)
         self.router = Router(tmap, self.adapter)
-        self.effects = Effects(tmap, self.adapter)
+        self.effects = Effects(tmap, self.adapter, self._send)  # the lights, and what each LED was last told
         self.between: dict | None = None  # after a game: what the players are asked (progress)
         self._wake: asyncio.TimerHandle | None = None  # the timer that hands out an input a timing rule held
         self._held: list[tuple[str, int, int, str]] = []  # what it holds, by journal row (held.py)
@@ -199,8 +193,7 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         self.tmap = tmap
         self.adapter = adapter_for(shared_rules.load(tmap.game), fresh=True)
         self.router = Router(tmap, self.adapter)
-        self.effects = Effects(tmap, self.adapter)
-        self.lit, self._drawn, self._touched = {}, None, set()
+        self.effects = Effects(tmap, self.adapter, self._send)
         self.game_id = 0  # set aside above: the next new game or resume opens its own
 
     # --- inputs ----------------------------------------------------------------------
@@ -210,7 +203,7 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
         source: who says so, when not the sensor itself)."""
         self.counters["events"] += 1
         at = time.monotonic() if at is None else at
-        if self._held or self.adapter.holding():  # nothing held, nothing due (most games: always)
+        if self._held or self.adapter.timed and self.adapter.holding():  # nothing held, nothing due (most games)
             self.apply_due(at)
         if self.paused:
             self._release_held()  # sensed before the pause: played (what pausing held, reset() drops below)
@@ -231,7 +224,10 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
             return {"ok": False, "message": "the game is paused"}
         if not inputs:  # held by a timing rule: journalled on its own row now, applied when its window is over
             return self._hold(ev, obj or "?")
-        return self._play(inputs, (self.table, ev, obj), source or self._sources.get(obj) or self._source(obj))
+        source = source or self._sources.get(obj) or self._source(obj)
+        if len(inputs) == 1 and not self._held:  # the everyday change: nothing held before (as _play plays it)
+            return self.apply(inputs[0], source, (self.table, ev, obj))
+        return self._play(inputs, (self.table, ev, obj), source)
 
     def _source(self, obj: str | None) -> str:
         """Who says a sensed input happened, in the journal's words: made once per object."""
@@ -377,20 +373,14 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
 
     # --- effects ---------------------------------------------------------------------
 
-    def send(self, led: Led) -> None:
-        """Send an LED command unless the LED already shows exactly that (a relight sends only changes)."""
-        key, now = (led.board, led.target), (led.pattern, led.rgb, led.period_ms)
-        if self.lit.get(key) == now:
-            return
-        self.lit[key] = now
-        self._touched.add(key)
-        self._send(led)
+    @property
+    def lit(self) -> dict[tuple[str, str], tuple[str, int, int]]:
+        """What each LED was last told: (board, led) -> (pattern, rgb, period)."""
+        return self.effects.lit
 
     def forget_board(self, board: str) -> None:
         """A board (re)booted: its LEDs show nothing we sent; light it all again."""
-        for key in [k for k in self.lit if k[0] == board]:
-            del self.lit[key]
-        self._drawn = None
+        self.effects.forget_board(board)
         self._relight()
 
     def _effects(self, fx: list) -> None:
@@ -403,8 +393,7 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
             if t == "cue":
                 cue = e["cue"]
                 self.sound.cue(cue, rank[i], moment)
-                for led in self.effects.for_cue(e):
-                    self.send(led)
+                self.effects.cue(e)
                 relight = relight or cue in self.adapter.RELIGHT
                 restore = restore or cue in self.adapter.RESTORE
             elif t == "say":
@@ -418,40 +407,12 @@ class Session(BlindQuestions, GameOptions, HeldInputs, SetAside, Views):
                 self.prompts.append({"to": e.get("to"), "ask": e.get("ask"), "choices": e.get("choices")})
         if relight:
             self._relight()
-        elif restore and self._drawn is not None:
-            self._draw(self._drawn, self._drawn)
+        elif restore:
+            self.effects.restore()
 
     def _relight(self) -> None:
         """Bring every LED to what the public view says; only the ones that differ are sent."""
-        want = self.effects.lit_names(self.match.view(None))
-        drawn, self._drawn = self._drawn, want
-        self._draw(want, drawn)
-
-    def _draw(self, want: dict, drawn: dict | None) -> None:
-        """Send what `want` lights, looking only at objects that may differ from `drawn` (None: all)."""
-        objects = self.tmap.objects
-        if drawn is None:
-            names = sorted(objects)
-        else:
-            # An LED no cue touched since the last relight still shows what that relight drew, so an
-            # object whose state is unchanged needs no look (unless its LED is shared with another).
-            look = set(self.effects.shared_leds)
-            if want is not drawn and want != drawn:  # usually equal: one comparison in C
-                look.update(n for n in want.keys() | drawn.keys() if want.get(n) != drawn.get(n))
-            by_led = self.effects.names_by_led
-            for key in self._touched:
-                look.update(by_led.get(key, ()))
-            names = sorted(look)
-        for name in names:
-            o = objects.get(name)
-            if o is None or o.led is None or o.led_board is None:
-                continue
-            state = want.get(name, OFF)
-            if self.lit.get((o.led_board, o.led)) != state:
-                led = self.effects.led(name, state)
-                if led is not None:  # (o has an LED: always)
-                    self.send(led)
-        self._touched.clear()
+        self.effects.relight(self.match.view(None))
 
     def _finish(self) -> None:
         winner = self.match.state["winner"]
