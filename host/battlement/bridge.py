@@ -48,6 +48,7 @@ BRIDGE_PROGRESS = "(bridge)"  # the journal's progress rows of the bridge itself
 BATCH_MAX = 500  # messages journalled under one commit...
 TURN_BUDGET = 0.004  # ...or as many as fit in this many seconds, so the page and the links get the loop often
 REJECTED_KEPT = 20  # last rejected frames kept per transport for the host page and the monitor
+WIDE = "*"  # in a board's remembered lights: a target wider than one pixel is among them
 
 
 class Bridge(Health):
@@ -341,6 +342,15 @@ class Bridge(Health):
             self.counters["led-sent"] += 1
             if shown is None:
                 shown = self._shown[(led.table, led.board)] = {}
+            # Targets overlap ("all", a range, a group and their pixels): a pixel's light makes what a wider
+            # target said untrue, and a wider one makes every pixel's, so those are forgotten (WIDE: one is held).
+            if led.target.isdigit():
+                if WIDE in shown:
+                    for k in [k for k in shown if not k.isdigit()]:
+                        del shown[k]
+            else:
+                shown.clear()
+                shown[WIDE] = ()
             shown[led.target] = now
             if self.led_sent:
                 self.led_sent(led, time.perf_counter())
