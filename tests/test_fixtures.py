@@ -53,3 +53,23 @@ def test_pty_pair_unplug_makes_reader_fail_and_replug_restores(pty_pair):
     with serial.Serial(pty_pair.a, timeout=5) as port, open(pty_pair.b, "r+b", buffering=0) as w:
         w.write(b"back\n")
         assert port.readline() == b"back\n"
+
+
+def test_a_bridge_whose_free_port_was_taken_meanwhile_starts_on_another(bridge_process, monkeypatch):
+    # Defect: a free port is only free when it is picked; on a busy machine (make test beside make run) another
+    # process bound it first, the bridge said "port ... is in use" and the test failed. The fixture picks again.
+    import socket
+
+    from support import bridgeproc
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    picks = [taken.getsockname()[1]]
+    real = bridgeproc.free_port
+    monkeypatch.setattr(bridgeproc, "free_port", lambda: picks.pop(0) if picks else real())
+    try:
+        b = bridge_process("--simulate")
+        assert b.port != taken.getsockname()[1] and "ready in" in b.output()
+    finally:
+        taken.close()

@@ -52,6 +52,17 @@ class BridgeProcess(ProcessGroup):
         self.host_code = host_code
 
     def start(self, port=None):
+        # A free port is only free when it is picked: on a busy machine another process may bind it first.
+        # Then the bridge says so and stops, and a port of our own choosing is picked again.
+        for _ in range(4 if port is None else 0):
+            try:
+                return self._start(None)
+            except AssertionError as e:
+                if "is in use" not in str(e):
+                    raise
+        return self._start(port)
+
+    def _start(self, port):
         self.port = port or free_port()
         argv = self.command + ["run", "--port", str(self.port), "--journal", self.journal] + (
             ["--host-code", self.given_code] if self.given_code else []) + self.args
