@@ -217,12 +217,11 @@ class App:
         Allocates nothing: the event goes into the outbox as numbers, its frame is made when it is sent."""
         self.seq += 1
         code = BLIND if kind == "blind" else BLOCKED if kind == "blocked" else 0
-        # Kept within what the wire carries, so its frame can always be made (wire.TICKS, wire.BLIND_MS).
-        if self.outbox.push(self.seq, self.sensors.index(sensor), code, min(value, 65535), t & 0x3FFFFFFF,
-                            min(width, 0x3FFFFFFF)):
+        # Kept within what the wire carries, so its frame can always be made.
+        if self.outbox.push(self.seq, self.sensors.index(sensor), code, min(value, wire.BLIND_MS), t & wire.TICKS,
+                            min(width, wire.TICKS)):
             self.dropped_events += 1  # the outbox was full: its oldest unacknowledged event is gone
         self.wake.set()
-        return True
 
     def _event_frame(self, i):
         """The frame of the outbox's i-th oldest event (the same bytes each time it is sent)."""

@@ -51,11 +51,11 @@ class BeamSensor(Sensor):
 
     def blind(self, beam, t, span, pause):
         # value: the pause in ms (1-65535); t: the earliest the untimed spell may have begun; width: to its last clear.
-        self.emit(self, min(65535, max(1, (pause + 999) // 1000)), t, span, "blind")
+        self.emit(self, max(1, (pause + 999) // 1000), t, span, "blind")  # emit() keeps it within the wire's
 
     def blocked(self, beam, t, width, on):
         # value: 1 blocked (dark past block_ms), 0 clear again; t: when the dark began; width: how long so far.
-        self.emit(self, on, t, min(width, 0x3FFFFFFF), "blocked")
+        self.emit(self, on, t, width, "blocked")
 
     def set(self, key, value):
         for b in self.channels():
@@ -154,8 +154,9 @@ class Settled(Sensor):
                 if self.src is not None:
                     self.src.resync(lv)
         state = 1 if s[_LEVEL] == s[_ACTIVE] else 0
-        if state != s[_REPORTED] and hal.diff(now, s[_CHANGED]) >= s[_SETTLE] and self.emit(self, state, s[_CHANGED], 0):
-            s[_REPORTED] = state  # only once its frame is made: one that found no heap is made again
+        if state != s[_REPORTED] and hal.diff(now, s[_CHANGED]) >= s[_SETTLE]:
+            s[_REPORTED] = state
+            self.emit(self, state, s[_CHANGED], 0)
 
     def set(self, key, value):
         if key == "stable_ms":
