@@ -3,9 +3,9 @@ resend after 1 s without progress) on a real Mosquitto (its default queue per cl
 broker has it) against a real `battlement run`: the bridge degrades instead of collapsing (goodput at
 least 60% of the capacity measured in the same run and 80% of its events a CPU-second; see the test),
 the page answers within 250 ms at p99, nothing is doubled, and nothing is lost that a board did not
-drop from its own full outbox (whose `dropped` is then on the host page). Flow control holds the
-overload back where it is cheap: the intake stops reading (counted `paused` on the host page) and
-parses no frame only to refuse it (`queue-full` stays 0). Speeds are the benchmark's business
+drop from its own full outbox (whose `dropped` is then on the host page). The overload is held back
+where it is cheap: in the boards' full outboxes, or by the intake's not reading (counted `paused` on
+the host page); no frame is parsed only to be refused (`queue-full` stays 0). Speeds are the benchmark's business
 (tests/bench/bench_overload.py); this asserts what users notice, each figure as a ratio to one
 measured in the same run, and the issue's page bound."""
 
@@ -74,8 +74,13 @@ def test_twice_the_capacity_degrades_and_drains_with_nothing_lost(bridge_process
         limit = max(0.25, 2 * cap["p99"]) if over["cpu"] >= 0.85 else 2.0
         assert over["p99"] < limit, "the page's p99 was %.0f ms under overload (the bridge had %.0f%% of a core)" % (
             over["p99"] * 1000, 100 * over["cpu"])
-        # Held back by not reading (on the host page), never parsed only to be refused.
-        assert intake.get("paused", 0) > 0 and intake.get("queue-full", 0) == 0
+        # Held back where it is cheap, never parsed only to be refused. These 10 boards hold at most 1,280 events
+        # unacknowledged, under QUEUE_HIGH: a bridge that keeps its queue younger than QUEUE_AGE never needs to
+        # stop reading, and then the boards' own full outboxes hold the rest back (their `dropped`, on the host
+        # page, asserted above). A bridge slow enough for its queue to age stops reading (`paused`): the
+        # tests below drive that with the intake as the slower side.
+        assert intake.get("queue-full", 0) == 0
+        assert intake.get("paused", 0) > 0 or t["dropped"] > 0, "2x capacity was held back nowhere: %s" % intake
         assert all(x["restarts"] == 0 for x in h["tasks"])
     finally:
         pager.close()

@@ -235,3 +235,36 @@ def test_a_filter_under_battlement_added_later_hears_board_frames_already_heard_
         asyncio.run(go())
     finally:
         board.stop()
+
+
+def test_a_filter_added_while_the_connect_waits_for_its_suback_is_subscribed_too(mosquitto, monkeypatch):
+    """The venue link is attached once the bridge's start() is over, and start() waits for the first
+    connect at most FIRST_CONNECT: on a busy machine the connect can still be waiting for its SUBACK then.
+    The filter added in that window was in neither that connect's SUBSCRIBE nor (the link not up yet) one of
+    its own, so the table never heard its hub until the next reconnect."""
+    from battlement.link.transport.mqtt import keeper
+
+    async def go():
+        t = MqttTransport(mosquitto.url, table="hooks-race")
+        heard = []
+        subscribe = keeper._Client.subscribe
+
+        def late(client, subs, *a, **kw):  # the connect's SUBSCRIBE is out; its SUBACK not read yet
+            r = subscribe(client, subs, *a, **kw)
+            if isinstance(subs, list) and not t._extra:
+                t.subscribe_extra("hooks-race/in", lambda topic, payload: heard.append(payload))
+            return r
+        monkeypatch.setattr(keeper._Client, "subscribe", late)
+        await t.start()
+        try:
+            assert t._up and "hooks-race/in" in t._extra
+            for _ in range(100):  # until the broker has the subscription: a message on it arrives
+                t.publish_raw("hooks-race/in", b"start R1-M1", qos=1)
+                await asyncio.sleep(0.05)
+                if heard:
+                    break
+            assert heard[:1] == [b"start R1-M1"]
+            assert t.connects == 1  # on the first connection, not on a reconnect
+        finally:
+            await t.stop()
+    asyncio.run(go())

@@ -90,10 +90,15 @@ class Keeper(Transport):
         self._keeper: asyncio.Task | None = None
         self._lost: asyncio.Future | None = None
         self._suback: asyncio.Future | None = None
+        self._asked: set[str] = set()  # the filters the current connection's SUBSCRIBE named
         self._settled = asyncio.Event()  # the first connection attempt is over, one way or another
 
     def _from_broker(self, client, name: str, payload: bytes, qos, properties) -> None:
         """A message from the broker, for MqttTransport to route."""
+        raise NotImplementedError
+
+    def _subscribe_now(self, topic_filter: str) -> None:
+        """An extra filter subscribed to on the connection that is up (MqttTransport)."""
         raise NotImplementedError
 
     def _from_broker_all(self, messages: list) -> None:
@@ -163,6 +168,10 @@ class Keeper(Transport):
                 c.set_reading(not self.paused())
                 self._link_state("connected")
                 self._settled.set()  # from now on no board message is missed
+                # A filter added while this connect waited for its SUBACK was in neither its SUBSCRIBE nor
+                # (not up yet) one of its own: subscribed now (the venue link attached after a slow start()).
+                for f in [f for f in self._extra if f not in self._asked]:
+                    self._subscribe_now(f)
                 if self.connects > 1:  # what boards sent while we were away went nowhere: resync them
                     self._resync(list(self._unsynced), None)
                 for fn in list(self.on_connected):
@@ -202,6 +211,7 @@ class Keeper(Transport):
         self.version = VERSIONS.get(version, str(version))
         boards = self._board_filters() if self.hears_boards else []
         filters = [*boards, *self._extra]
+        self._asked = set(filters)
         self._suback = loop.create_future()
         c.subscriptions = []  # gmqtt matches SUBACKs against this list: this connection's filters only
         c.subscribe([gmqtt.Subscription(f, qos=1) for f in filters])
