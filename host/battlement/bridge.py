@@ -249,6 +249,7 @@ class Bridge(Health):
                     m.lit(t_taken)
             if committed:
                 transport.committed()  # the boards hear their evack now (one per board)
+                self.journal.file_due()  # a stream that never pauses: inputs filed a step at a time
             await asyncio.sleep(0)  # a full queue never makes get() wait: let the pages and links in
 
     def _commit(self, n: int) -> bool:
@@ -386,6 +387,8 @@ class Bridge(Health):
         j = self.journal
         while True:
             await asyncio.sleep(CHECKPOINT_EVERY)
+            while j.file_due(quiet=True):  # between throws, a step at a time: the pages and the pump go on
+                await asyncio.sleep(0)
             if not await loop.run_in_executor(None, j.checkpoint) or not j.wal_unfinished or j.wal_frames < WAL_HOLD:
                 continue
             t0 = time.perf_counter()

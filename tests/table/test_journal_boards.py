@@ -53,7 +53,7 @@ def test_a_journal_from_before_boards_were_recorded_gains_an_empty_record(tmp_pa
     db.close()
     j = Journal(path, checkpoint_thread=False)
     try:
-        assert j.db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 4
+        assert j.db.execute("PRAGMA user_version").fetchone()[0] == VERSION == 5
         assert j.board_records() == []  # protocol 2's random boots said nothing of which is newer
     finally:
         j.close()

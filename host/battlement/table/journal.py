@@ -19,6 +19,8 @@ refused one is marked "illegal" with its reason. An event a timing rule holds (t
 window) is on its own row, "held", until the input it becomes settles that row ("input n")
 in the input's own commit; a bridge that stops first leaves it held for the next to play.
 
+A batch's inputs are written where writing them is cheapest and filed under their game later
+(journalfiling.py); every reader reads the view `inputs`, which holds both.
 One journal, one bridge: opening takes an exclusive lock on the file itself, the files are created 0600,
 and a damaged file is refused in one line, never written (journallock.py). The schema's version is
 PRAGMA user_version; an older journal is migrated when it is opened (journalschema.py, which also
@@ -39,6 +41,7 @@ from itertools import chain
 
 # JournalInUse and VERSION are not used here: they are imported from here, as before the split (noqa).
 from battlement.table.journalboards import BoardRecords
+from battlement.table.journalfiling import Filing
 from battlement.table.journallock import (
     JournalInUse,  # noqa: F401  (what Journal() raises when another bridge has the file)
     check_file,
@@ -75,7 +78,8 @@ _INPUT_JSON = json.JSONEncoder(sort_keys=True)  # one encoder, not one built per
 SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
 
 
-class Journal(BoardRecords):
+class Journal(BoardRecords, Filing):
+    IDLE = CHECKPOINT_IDLE
     def __init__(self, path: str, checkpoint_thread: bool = True):
         """checkpoint_thread: checkpoint from a thread of its own (False: the owner calls checkpoint())."""
         self.path = path
@@ -103,7 +107,7 @@ class Journal(BoardRecords):
             if isinstance(e, sqlite3.DatabaseError):  # what the check could not see: one line all the same
                 raise unreadable(path, e) from None
             raise
-        self.errors = 0  # rows that needed storing another way (see _flush)
+        self.errors = 0  # rows that needed storing another way (_flush), or filing (file)
         self._beat_written: dict[tuple[str, str], float] = {}  # BoardRecords': boards' last_seen, when written
         self._next_n: dict[int, int] = {}
         self.in_batch = False
@@ -124,6 +128,7 @@ class Journal(BoardRecords):
         self.wal_frames = 0  # the WAL's length at the last checkpoint, in pages...
         self.wal_unfinished = False  # ...and whether it left some of it (writes went on meanwhile)
         self.checkpoints = {"checkpoints": 0, "checkpoints-held": 0, "checkpoint-held-ms": 0}
+        self.file_all()  # what the last run left unfiled, before any reader looks
         if path != ":memory:" and checkpoint_thread:
             self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="journal-checkpoint", daemon=True)
             self._checkpointer.start()
@@ -156,10 +161,12 @@ class Journal(BoardRecords):
         self.in_batch = False
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
+        self.recent = self.unfiled()
 
     def _flush(self) -> None:
         """Write the batch's buffered rows (before anything reads or updates them, and at commit)."""
-        for name, cols, rows in (("events", EVENT_COLS, self._events), ("inputs", INPUT_COLS, self._inputs)):
+        self.recent += len(self._inputs)
+        for name, cols, rows in (("events", EVENT_COLS, self._events), (self.UNFILED, INPUT_COLS, self._inputs)):
             if not rows:
                 continue
             one = one_row(cols)
@@ -340,7 +347,8 @@ class Journal(BoardRecords):
             self._inputs.append(row)  # last_write: at the commit
         else:
             self.last_write = time.monotonic()
-            self.db.execute(insert_sql("inputs", INPUT_COLS, one_row(INPUT_COLS), 1), row)
+            self.db.execute(insert_sql(self.UNFILED, INPUT_COLS, one_row(INPUT_COLS), 1), row)
+            self.recent += 1
         if own:
             self.commit()
         return n
@@ -373,7 +381,10 @@ class Journal(BoardRecords):
             rows[-1][4], rows[-1][5] = status, reason
             return
         self._flush()
-        self.db.execute("UPDATE inputs SET status=?, reason=? WHERE game_id=? AND n=?", (status, reason, game_id, n))
+        for name in ("inputs_recent", "inputs_filed"):  # (the view's trigger would look in both)
+            if self.db.execute("UPDATE %s SET status=?, reason=? WHERE game_id=? AND n=?" % name,
+                               (status, reason, game_id, n)).rowcount:
+                return
 
     def undo_last(self, game_id: int) -> tuple[int, dict] | None:
         """Mark the last applied input undone; returns (its number, it) (None if there is none).

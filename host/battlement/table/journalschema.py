@@ -20,7 +20,7 @@ log = logging.getLogger("battlement.journal")
 ROWS_PER_INSERT = 256  # rows of a batch written by one multi-row INSERT (well under SQLite's 32766 variables; a power of 2)
 EVENT_COLS = "tbl, board, boot, seq, sensor, kind, value, object, outcome, at"
 INPUT_COLS = "game_id, n, source, input, status, reason, at"
-VERSION = 4  # the schema this code writes (PRAGMA user_version)
+VERSION = 5  # the schema this code writes (PRAGMA user_version)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -35,7 +35,11 @@ CREATE TABLE IF NOT EXISTS games (
     winner TEXT,
     summary TEXT
 );
-CREATE TABLE IF NOT EXISTS inputs (
+-- A game's inputs, filed under their game (what replays and the host page read). Its key spreads a batch
+-- of many tables' inputs over as many pages as games; a batch writes to inputs_recent instead, which
+-- has no key (every row at its end), and Journal.file() moves the rows here in key order when the
+-- table is quiet, or once FILE_AT wait. Read both as the view `inputs`.
+CREATE TABLE IF NOT EXISTS inputs_filed (
     game_id INTEGER NOT NULL,
     n INTEGER NOT NULL,
     source TEXT NOT NULL,         -- sensor object, page, side page, timeout
@@ -45,6 +49,33 @@ CREATE TABLE IF NOT EXISTS inputs (
     at REAL NOT NULL,
     PRIMARY KEY (game_id, n)
 );
+CREATE TABLE IF NOT EXISTS inputs_recent (
+    game_id INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    input TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    at REAL NOT NULL
+);
+-- Every input, filed or not: what every reader reads, and writes (the triggers) when it is not the journal.
+CREATE VIEW IF NOT EXISTS inputs AS
+    SELECT game_id, n, source, input, status, reason, at FROM inputs_filed
+    UNION ALL SELECT game_id, n, source, input, status, reason, at FROM inputs_recent;
+CREATE TRIGGER IF NOT EXISTS inputs_insert INSTEAD OF INSERT ON inputs BEGIN
+    INSERT INTO inputs_recent (game_id, n, source, input, status, reason, at)
+    VALUES (NEW.game_id, NEW.n, NEW.source, NEW.input, NEW.status, NEW.reason, NEW.at);
+END;
+CREATE TRIGGER IF NOT EXISTS inputs_update INSTEAD OF UPDATE ON inputs BEGIN
+    UPDATE inputs_filed SET game_id=NEW.game_id, n=NEW.n, source=NEW.source, input=NEW.input,
+        status=NEW.status, reason=NEW.reason, at=NEW.at WHERE game_id=OLD.game_id AND n=OLD.n;
+    UPDATE inputs_recent SET game_id=NEW.game_id, n=NEW.n, source=NEW.source, input=NEW.input,
+        status=NEW.status, reason=NEW.reason, at=NEW.at WHERE game_id=OLD.game_id AND n=OLD.n;
+END;
+CREATE TRIGGER IF NOT EXISTS inputs_delete INSTEAD OF DELETE ON inputs BEGIN
+    DELETE FROM inputs_filed WHERE game_id=OLD.game_id AND n=OLD.n;
+    DELETE FROM inputs_recent WHERE game_id=OLD.game_id AND n=OLD.n;
+END;
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
     tbl TEXT NOT NULL,
@@ -110,8 +141,29 @@ def _boards(db: sqlite3.Connection) -> None:
     numbers, never a counter, so nothing journalled before says which boot is newer."""
 
 
-# version -> step that brings a journal of version-1 to it (in one transaction with the new user_version)
+def _inputs_filed(db: sqlite3.Connection) -> None:
+    """v4 -> v5, before SCHEMA: the inputs table is inputs_filed now, and `inputs` the view of it and
+    inputs_recent (which SCHEMA then creates)."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='inputs'").fetchone():
+        db.execute("ALTER TABLE inputs RENAME TO inputs_filed")
+
+
+# version -> step that brings a journal of version-1 to it (in one transaction with the new user_version):
+# BEFORE_SCHEMA's run before SCHEMA creates what is missing, MIGRATIONS' after
+BEFORE_SCHEMA = {5: _inputs_filed}
 MIGRATIONS = {1: _strong_codes, 2: _blind_answers, 3: _held_settled, 4: _boards}
+
+
+def statements(script: str) -> list[str]:
+    """A script's statements one by one (a trigger's body holds semicolons of its own)."""
+    out, buf = [], ""
+    for part in script.split(";"):
+        buf += part + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \n;"):
+                out.append(buf.strip())
+            buf = ""
+    return out
 
 
 def migrate(db: sqlite3.Connection, path: str) -> None:
@@ -121,15 +173,18 @@ def migrate(db: sqlite3.Connection, path: str) -> None:
         raise UserError("journal %s was written by a newer Battlement (schema %d; this one knows up to %d): "
                         "upgrade, or give --journal another file" % (path, version, VERSION))
     fresh = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='games'").fetchone()[0] == 0
+    steps = [] if fresh else list(range(version + 1, VERSION + 1))
     db.execute("BEGIN IMMEDIATE")
     try:
-        for statement in SCHEMA.split(";"):  # one by one: executescript would commit first
-            if statement.strip():
-                db.execute(statement)
-        if not fresh:
-            for v in range(version + 1, VERSION + 1):
+        for v in steps:
+            if v in BEFORE_SCHEMA:
+                BEFORE_SCHEMA[v](db)
+        for statement in statements(SCHEMA):  # one by one: executescript would commit first
+            db.execute(statement)
+        for v in steps:
+            if v in MIGRATIONS:
                 MIGRATIONS[v](db)
-                log.info("journal %s migrated to schema %d", path, v)
+            log.info("journal %s migrated to schema %d", path, v)
         db.execute("PRAGMA user_version=%d" % VERSION)
     except BaseException:
         db.execute("ROLLBACK")
