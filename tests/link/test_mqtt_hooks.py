@@ -40,6 +40,17 @@ class Watcher:
         self.c.loop_stop()
 
 
+async def heard_once_subscribed(t, topic, payload, heard):
+    """Publish on topic until the broker has the subscription (a message on it arrives, 5 s at most);
+    what was heard first."""
+    for _ in range(100):
+        t.publish_raw(topic, payload, qos=1)
+        await asyncio.sleep(0.05)
+        if heard:
+            break
+    return heard[:1]
+
+
 def test_topic_filters_match_as_mqtt_says():
     assert topic_matches("homeassistant/status", "homeassistant/status")
     assert topic_matches("a/+/c", "a/b/c") and not topic_matches("a/+/c", "a/b/d")
@@ -153,12 +164,7 @@ def test_a_filter_added_while_every_packet_id_is_in_flight_is_still_subscribed(m
                 t.publish_raw("hooks-ids/burst", b"%d" % i, qos=1)
             t.subscribe_extra("hooks-ids/in", lambda topic, payload: heard.append(payload))
             await until(lambda: not t._client.outbox and not t._client.sent, what="the burst acknowledged")
-            for _ in range(100):  # until the broker has the subscription: a message on it arrives
-                t.publish_raw("hooks-ids/in", b"hello", qos=1)
-                await asyncio.sleep(0.05)
-                if heard:
-                    break
-            assert heard[:1] == [b"hello"]
+            assert await heard_once_subscribed(t, "hooks-ids/in", b"hello", heard) == [b"hello"]
         finally:
             await t.stop()
     asyncio.run(go())
@@ -258,12 +264,7 @@ def test_a_filter_added_while_the_connect_waits_for_its_suback_is_subscribed_too
         await t.start()
         try:
             assert t._up and "hooks-race/in" in t._extra
-            for _ in range(100):  # until the broker has the subscription: a message on it arrives
-                t.publish_raw("hooks-race/in", b"start R1-M1", qos=1)
-                await asyncio.sleep(0.05)
-                if heard:
-                    break
-            assert heard[:1] == [b"start R1-M1"]
+            assert await heard_once_subscribed(t, "hooks-race/in", b"start R1-M1", heard) == [b"start R1-M1"]
             assert t.connects == 1  # on the first connection, not on a reconnect
         finally:
             await t.stop()
