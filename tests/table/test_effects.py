@@ -103,3 +103,24 @@ def test_random_play_sends_the_boards_what_a_table_that_keeps_nothing_sends():
             moves += 1
     assert moves > 20 and sent["kept"]
     assert tables["kept"].match.view(None) == tables["fresh"].match.view(None)
+
+
+def test_looking_at_the_lighting_leaves_a_warning_to_be_put_back():
+    """A page may ask what the view lights at any moment (lighting()): a warning lit before it is still put
+    back by the cue that ends warnings, even where that cue names other spaces."""
+    tmap = for_game("medieval-madness")
+    sent: list = []
+    s = Session(tmap, Journal(":memory:"))
+    fx = Effects(tmap, s.adapter, sent.append)
+    view = s.match.view(None)
+    fx.relight(view)
+    warned = next(n for n in sorted(tmap.objects) if tmap.objects[n].led is not None)
+    number = int(warned.split(".")[1])
+    fx.cue({"t": "cue", "cue": "pawn.misplaced", "space": number})
+    assert [(led.board, led.target, led.pattern) for led in sent][-1:] == [
+        (tmap.objects[warned].led_board, tmap.objects[warned].led, "blink")]
+    fx.lighting(view)  # a page's look: nothing changes
+    sent.clear()
+    fx.cue({"t": "cue", "cue": "pawn.ok", "space": number + 1})
+    back = [led for led in sent if (led.board, led.target) == (tmap.objects[warned].led_board, tmap.objects[warned].led)]
+    assert back and back[-1].pattern != "blink", "the warning stayed lit: %s" % sent

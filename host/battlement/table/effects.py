@@ -42,17 +42,17 @@ class Effects:
         self._send = send or (lambda led: None)
         self.counters: dict[str, int] = {}
         self.lit: dict[tuple[str, str], tuple[str, int, int]] = {}  # what each LED was last told
-        # What the last relight drew (object -> state; None: compare every LED next time) and the LEDs
-        # told something else since: a relight then only looks at objects whose state changed or that a
-        # cue touched, not at every LED on the table after every input.
+        # What the last relight drew (object -> state; None: none yet), whether the next must compare every
+        # LED (a board rebooted), and the LEDs told something else since: a relight then only looks at
+        # objects whose state changed or that a cue touched, not at every LED on the table after every input.
         self._drawn: dict[str, tuple[str, int, int]] | None = None
+        self._compare_all = True
         self._touched: set[tuple[str, str]] = set()
         self._with_leds: list | None = None
         self._shared: list[str] | None = None
         self._by_led: dict[tuple, list[str]] | None = None
         self._led_key: dict[str, tuple[str, str]] | None = None  # object with an LED -> (board, led)
-        self._view_lit: dict[str, tuple[str, int, int]] = {}  # what the last relight drew
-        self._warned: set[str] = set()  # objects a warning cue lit since then
+        self._warned: set[str] = set()  # objects a warning cue lit since the last relight
         self._leds: dict[tuple, Led | None] = {}  # (object, light) -> its command (led())
         self._restore: tuple | None = None  # (drawing, LEDs touched since, what restore() sends them)
         self._cues: dict[str, tuple[dict, tuple]] = {}  # cue name -> its last cue, what that lit (cue())
@@ -140,9 +140,9 @@ class Effects:
             if field != "cue":
                 names.update(n for n in self.adapter.cue_objects(cue, cue[field], self.tmap.objects) if n in self.tmap.objects)
         self._warned.clear()
-        out = []
+        out, drawn = [], self._drawn or {}
         for name in sorted(names):
-            pattern, rgb, period = self._view_lit.get(name, OFF)
+            pattern, rgb, period = drawn.get(name, OFF)
             led = self._led(name, pattern, rgb, period)
             if led:
                 out.append(led)
@@ -151,13 +151,14 @@ class Effects:
     def relight(self, view: dict) -> None:
         """Bring every LED to what the public view says; only the ones that differ are sent."""
         want = self.lit_names(view)
-        drawn, self._drawn = self._drawn, want
+        drawn = None if self._compare_all else self._drawn
+        self._drawn, self._compare_all, self._warned = want, False, set()  # every warning is put back too
         self._draw(want, drawn)
 
     def restore(self) -> None:
         """The table is as the last relight drew it: the LEDs cues lit since go back."""
         drawn = self._drawn
-        if drawn is None:
+        if drawn is None or self._compare_all:
             return
         if self.shared_leds:
             self._draw(drawn, drawn)
@@ -181,7 +182,7 @@ class Effects:
         """A board (re)booted: its LEDs show nothing we sent; the next relight compares every LED."""
         for key in [k for k in self.lit if k[0] == board]:
             del self.lit[key]
-        self._drawn = None
+        self._compare_all = True
 
     def _draw(self, want: dict, drawn: dict | None) -> None:
         """Send what `want` lights, looking only at objects that may differ from `drawn` (None: all)."""
@@ -221,9 +222,7 @@ class Effects:
     def lit_names(self, view: dict) -> dict[str, tuple[str, int, int]]:
         """{object name: (pattern, rgb, period)} of what the public view lights; a name not there is dark.
         (May name objects without an LED: lighting() and the session look only at those with one.)"""
-        lit = self.adapter.lighting(view, self.tmap.objects)
-        self._view_lit, self._warned = lit, set()  # a relight puts every warning back as well
-        return lit
+        return self.adapter.lighting(view, self.tmap.objects)
 
     @property
     def led_keys(self) -> dict[str, tuple[str, str]]:
