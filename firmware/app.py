@@ -269,11 +269,16 @@ class App:
         return self.ring.ctl[2] + self.dropped_events
 
     def beat(self):
+        if self.owed & OWED_HELLO:
+            return  # a host takes nothing from a boot it has no hello of: each beat would be heap for nothing
         up = self.uptime(time.ticks_ms()) % 0x100000000  # a uint32 on the wire: wraps after 49.7 days
         queued = self.ring.pending() + max(0, self.seq - self.sent)
-        self.send_ctl(
-            "beat", (self.board, self.boot, up, self.dropped(), queued, self.reconnects, len(self.outbox))
-        )
+        try:
+            self.send_ctl(
+                "beat", (self.board, self.boot, up, self.dropped(), queued, self.reconnects, len(self.outbox))
+            )
+        except MemoryError:
+            pass  # the next beat says it all again; the cycle's housekeeping and collection still run
 
     def take(self):
         """Frames the link should write now, as (frame, is_event): control frames, then events not yet sent.

@@ -84,6 +84,17 @@ def test_a_hello_whose_frame_finds_no_heap_is_made_next_cycle_and_goes_first(fw_
     assert r.of("hello")[0][6] == 0  # where the board stands: nothing acknowledged yet
 
 
+def test_a_board_that_owes_its_hello_queues_no_beats_and_a_beat_without_heap_is_skipped(fw_code):
+    # Defect: while its hello found no heap, a board queued a beat every 5 s behind it, each one more block
+    # of the heap that it was short of, all of them useless to a host that does not know its boot yet. And a
+    # beat whose frame found no heap raised out of the cycle, skipping its housekeeping and its collection.
+    ops = ["freeze"] + ball() + ["noheap 1", "line " + frame("ping", "tower-1", 5), "beat", "beat", "take"]
+    ops += ["house 0", "take", "noheap 1", "beat", "take", "beat", "take"]
+    r = run_scenario(fw_code, CONFIG, ops)
+    kinds = [t for t, _ in r.frames]
+    assert kinds == ["hello", "ack", "event", "beat"], kinds  # the two owed beats skipped, the starved one too
+
+
 def test_ping_answers_ack_and_hello(fw_code):
     r = run_scenario(fw_code, CONFIG, ["line " + frame("ping", "tower-1", 77), "take"])
     assert r.of("ack") == [("tower-1", 77)]
