@@ -120,7 +120,8 @@ def test_an_earlier_boots_hello_and_ball_replayed_across_bridge_restarts_changes
         fw.kill()  # the board's own will, signed at connect, is taken: the marker for Home Assistant's topic
         wait(lambda: card(b, table)["state"] == "offline", "the board's will")
         wait(lambda: sniff.payloads(ha)[-1:] == [b"offline"], "Home Assistant told it is offline")
-        assert sniff.payloads(ha)[told:] == [b"offline"]  # the will's alone
+        # the will's alone said offline (a bridge that reconnected on a busy machine says "online" again first)
+        assert set(sniff.payloads(ha)[told:-1]) <= {b"online"}
     finally:
         sniff.publish(status, b"", retain=True)
         sniff.stop()
