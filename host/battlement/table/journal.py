@@ -19,8 +19,7 @@ refused one is marked "illegal" with its reason. An event a timing rule holds (t
 window) is on its own row, "held", until the input it becomes settles that row ("input n")
 in the input's own commit; a bridge that stops first leaves it held for the next to play.
 
-A batch's inputs are written where writing them is cheapest and filed under their game later
-(journalfiling.py); every reader reads the view `inputs`, which holds both.
+A batch's inputs are filed under their game later (journalfiling.py); readers read the view `inputs`.
 One journal, one bridge: opening takes an exclusive lock on the file itself, the files are created 0600,
 and a damaged file is refused in one line, never written (journallock.py). The schema's version is
 PRAGMA user_version; an older journal is migrated when it is opened (journalschema.py, which also
@@ -79,7 +78,8 @@ SQLITE_INT = (-(1 << 63), (1 << 63) - 1)  # what an SQLite INTEGER holds
 
 
 class Journal(BoardRecords, Filing):
-    IDLE = CHECKPOINT_IDLE
+    IDLE = CHECKPOINT_IDLE  # quiet enough to file the inputs (Filing.file_due)
+
     def __init__(self, path: str, checkpoint_thread: bool = True):
         """checkpoint_thread: checkpoint from a thread of its own (False: the owner calls checkpoint())."""
         self.path = path
