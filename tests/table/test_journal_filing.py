@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import urllib.request
 
 from battlement.table import journalfiling
 from battlement.table.journal import Journal
@@ -198,3 +199,7 @@ def test_a_running_bridge_files_a_games_inputs_once_the_table_is_quiet(bridge_pr
         finally:
             db.close()
     wait(lambda: counts() == [played, 0], "every input filed once the table is quiet", timeout=30)
+    # and the operator sees it: nothing unfiled on the health page and /metrics
+    assert b.get("/api/health?code=" + b.host_code)["counters"]["journal.unfiled"] == 0
+    with urllib.request.urlopen(b.url + "/metrics", timeout=10) as r:
+        assert "battlement_journal_unfiled 0.0" in r.read().decode().splitlines()

@@ -59,7 +59,8 @@ class Health:
                                "rejected": list(self.rejected.get(name, ()))})
         return {
             "tasks": self.supervisor.health(),
-            "counters": dict(self.counters, **{"journal.row-errors": self.journal.errors},
+            "counters": dict(self.counters, **{"journal.row-errors": self.journal.errors,
+                                               "journal.unfiled": self.journal.recent},
                              **{"journal." + k: v for k, v in self.journal.checkpoints.items()}),
             "transports": transports,
             "web": dict(self.web_counters),

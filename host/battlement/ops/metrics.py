@@ -150,6 +150,9 @@ class _Counters:
         yield web
         yield CounterMetricFamily("battlement_journal_row_errors", "Journal rows that needed storing another way",
                                   value=getattr(b.journal, "errors", 0))
+        yield GaugeMetricFamily("battlement_journal_unfiled", "Inputs journalled, not yet filed under their game "
+                                "(filed once the table is quiet, or a step at a time past 20,000)",
+                                value=getattr(b.journal, "recent", 0))
 
         router = CounterMetricFamily("battlement_router_events",
                                      "Board events the table map could not place, or that mean nothing in the game",
