@@ -50,7 +50,7 @@ class Filing:
         """File up to limit (FILE_STEP) of the oldest unfiled inputs under their game (inputs_recent to inputs_filed, in
         key order), in a commit of their own: a crash leaves each row in one table, never both or neither.
         Between batches only. Returns how many moved (0: none waited, or SQLite refused: said in the log)."""
-        if self.in_batch or self.recent <= 0:
+        if self.in_batch or self.recent <= 0 or self.db.in_transaction:  # (never inside another's transaction)
             return 0
         limit = limit or FILE_STEP
         db = self.db
