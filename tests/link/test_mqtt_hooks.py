@@ -40,14 +40,13 @@ class Watcher:
         self.c.loop_stop()
 
 
-async def heard_once_subscribed(t, topic, payload, heard):
-    """Publish on topic until the broker has the subscription (a message on it arrives, 5 s at most);
-    what was heard first."""
-    for _ in range(100):
+async def heard_once_subscribed(t, topic, payload, heard, within=30.0):
+    """Publish on topic until the broker has the subscription (a message on it arrives; `within` s at most,
+    for a busy machine); what was heard first."""
+    deadline = time.monotonic() + within
+    while not heard and time.monotonic() < deadline:
         t.publish_raw(topic, payload, qos=1)
         await asyncio.sleep(0.05)
-        if heard:
-            break
     return heard[:1]
 
 
