@@ -16,6 +16,7 @@ import time
 from battlement.link import wire
 from battlement.link.messages import Event, Hello, up_frame
 from battlement.link.transport import base
+from support.aio import until
 from support.overload import drain, events_handled, journal_books, phase, report, start, table_broker
 
 TABLES = 10
@@ -313,10 +314,7 @@ def test_a_transport_restarted_while_held_back_stays_held_back(mosquitto):
         await t.stop()
         await t.start()
         try:
-            for _ in range(100):  # connected and subscribed again
-                if t.links.get(mosquitto.url) == "connected":
-                    break
-                await asyncio.sleep(0.05)
+            await until(lambda: t.links.get(mosquitto.url) == "connected", 30, "connected and subscribed again")
             assert t.paused() and not t._client.reading
             conn = t._client._connection
             assert conn is not None and not conn._transport.is_reading()

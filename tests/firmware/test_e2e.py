@@ -11,6 +11,7 @@ import pytest
 from battlement.link.messages import Event, Hello, Led, Reply
 from battlement.link.transport import MqttTransport, SerialTransport
 from battlement.sim.firmware import FirmwareProcess
+from support.aio import until
 
 SENSORS = [
     {"id": "tower-a1", "kind": "beam", "two": True},
@@ -144,11 +145,7 @@ def test_mqtt_broker_restart_loses_and_duplicates_nothing(mosquitto_fresh):
             assert t.online[("hall-7", "plingpong-1")] is True
             # The board dies without a goodbye: the broker publishes its last will.
             fw.proc.kill()
-            for _ in range(100):
-                if t.online[("hall-7", "plingpong-1")] is False:
-                    break
-                await asyncio.sleep(0.1)
-            assert t.online[("hall-7", "plingpong-1")] is False
+            await until(lambda: t.online[("hall-7", "plingpong-1")] is False, 30, "the board's will: offline")
         finally:
             fw.stop()
             await t.stop()

@@ -16,6 +16,7 @@ import time
 from battlement.link.messages import Event, Hello
 from battlement.link.transport import MqttTransport
 from battlement.sim.firmware import FirmwareProcess
+from support.aio import until
 from support.proxy import Proxy
 
 CUPS = [{"id": "cup-%d" % i, "kind": "beam"} for i in range(1, 4)]
@@ -149,10 +150,7 @@ def test_half_open_link_reconnects_and_the_old_will_never_lands_after_online(mos
         late = MqttTransport(mosquitto.url, table="faults-3")  # a newcomer reads the retained status
         await late.start()
         try:
-            for _ in range(50):
-                if ("faults-3", "plingpong-1") in late.online:
-                    break
-                await asyncio.sleep(0.05)
+            await until(lambda: ("faults-3", "plingpong-1") in late.online, 30, "the retained status")
             assert late.online.get(("faults-3", "plingpong-1")) is True
         finally:
             await late.stop()
