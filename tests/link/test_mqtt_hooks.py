@@ -40,14 +40,13 @@ class Watcher:
         self.c.loop_stop()
 
 
-async def heard_once_subscribed(t, topic, payload, heard, within=30.0):
-    """Publish on topic until the broker has the subscription (a message on it arrives; `within` s at most,
-    for a busy machine); what was heard first."""
+async def publish_until(publish, heard, within=30.0):
+    """publish() until heard() (the broker has the subscription and a message on it arrived); `within` s at
+    most, for a busy machine."""
     deadline = time.monotonic() + within
-    while not heard and time.monotonic() < deadline:
-        t.publish_raw(topic, payload, qos=1)
+    while not heard() and time.monotonic() < deadline:
+        publish()
         await asyncio.sleep(0.05)
-    return heard[:1]
 
 
 def test_topic_filters_match_as_mqtt_says():
@@ -83,10 +82,8 @@ def test_hooks_run_after_every_connect_and_extra_topics_reach_their_callback(mos
             watch.c.publish("hooks/in/y", b"again", qos=1)
             await until(lambda: heard == [("hooks/in/y", b"again")], what="subscribed again after the reconnect")
             t.subscribe_extra("hooks/late", lambda topic, payload: heard.append((topic, payload)))
-            deadline = time.monotonic() + 30  # until the broker has the new subscription (no SUBACK to wait on here)
-            while ("hooks/late", b"late") not in heard and time.monotonic() < deadline:
-                watch.c.publish("hooks/late", b"late", qos=1)
-                await asyncio.sleep(0.1)
+            await publish_until(lambda: watch.c.publish("hooks/late", b"late", qos=1),  # (no SUBACK to wait on)
+                                lambda: ("hooks/late", b"late") in heard)
             assert ("hooks/late", b"late") in heard, "a filter added while connected heard nothing"
             assert t.counters.get("hook-errors", 0) == 0
         finally:
@@ -162,7 +159,8 @@ def test_a_filter_added_while_every_packet_id_is_in_flight_is_still_subscribed(m
                 t.publish_raw("hooks-ids/burst", b"%d" % i, qos=1)
             t.subscribe_extra("hooks-ids/in", lambda topic, payload: heard.append(payload))
             await until(lambda: not t._client.outbox and not t._client.sent, what="the burst acknowledged")
-            assert await heard_once_subscribed(t, "hooks-ids/in", b"hello", heard) == [b"hello"]
+            await publish_until(lambda: t.publish_raw("hooks-ids/in", b"hello", qos=1), lambda: heard)
+            assert heard[:1] == [b"hello"]
         finally:
             await t.stop()
     asyncio.run(go())
@@ -262,7 +260,8 @@ def test_a_filter_added_while_the_connect_waits_for_its_suback_is_subscribed_too
         await t.start()
         try:
             assert t._up and "hooks-race/in" in t._extra
-            assert await heard_once_subscribed(t, "hooks-race/in", b"start R1-M1", heard) == [b"start R1-M1"]
+            await publish_until(lambda: t.publish_raw("hooks-race/in", b"start R1-M1", qos=1), lambda: heard)
+            assert heard[:1] == [b"start R1-M1"]
             assert t.connects == 1  # on the first connection, not on a reconnect
         finally:
             await t.stop()
