@@ -6,7 +6,8 @@ A batch's inputs go to inputs_recent, which has no key. With the key by game, ea
 tables went to 100 pages: 2.6 us an input more of the bridge's loop (the batch's inputs of 100 games,
 150 a commit: 2.4 us inserted and 1.5 committed with the key, 1.0 and 0.3 without). They are filed under
 their game once the table is quiet (journal.CHECKPOINT_IDLE), or FILE_STEP at a time after a commit while
-FILE_AT wait: a stream that never pauses pays 1.2-1.5 us an input for the filing, less than it saved.
+FILE_AT wait: a stream that never pauses pays about 2 us an input for the filing, about what the key cost
+(bench_journal: 0.97 of it in all); a burst files afterwards, in the quiet.
 A reader of inputs_recent scans it, so it stays short: at most FILE_AT and a batch.
 """
 
